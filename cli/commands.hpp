@@ -1,0 +1,21 @@
+#pragma once
+/// The parasim command line: one function registers each sub-command on the CLI11 app. Commands throw
+/// parasim errors; main() alone turns them into exit codes (0 ok, 2 bad input, 3 plan cannot run,
+/// 1 internal error).
+#include <functional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+namespace parasim::cli {
+
+/// What a sub-command does once its options are parsed; returns the exit code.
+using Action = std::function<int()>;
+
+/// Registers `parasim model NAME|config.json|graph.json [--json] [--layers]`.
+void add_model_command(CLI::App& app, Action& action, std::ostream& out);
+
+/// Parses argv and runs the chosen command. Throws parasim errors.
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace parasim::cli

@@ -1,0 +1,117 @@
+#pragma once
+/// The model as an operator graph: a value type wrapping a Boost.Graph adjacency_list whose vertices
+/// are Operators and whose edges are tensors (producer output → consumer input slot). Operators are
+/// grouped into layers, the units pipeline stages are cut at. Totals (parameters, FLOPs, saved
+/// activations) are computed from the operators, never stored.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "models/operator.hpp"
+
+namespace parasim::models {
+
+/// An edge: the producer's output feeds input slot `input_slot` of the consumer.
+struct TensorEdge {
+  int input_slot = 0;
+  bool operator==(const TensorEdge&) const = default;
+};
+
+/// A group of consecutive operators (a residual block, a transformer layer, the embedding, the head).
+struct Layer {
+  std::string name;
+  bool operator==(const Layer&) const = default;
+};
+
+/// Shape facts of a transformer, kept beside the graph for the closed-form formulas that are stated
+/// in these terms (Narayanan et al. 2021 FLOPs, Korthikanti et al. 2022 activation memory).
+struct TransformerShape {
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::int64_t ffn_hidden = 0;
+  std::int64_t seq_len = 0;
+  std::int64_t vocab = 0;
+  std::int64_t experts = 0;  ///< 0 for dense models
+  std::int64_t experts_per_token = 0;
+  bool gated_mlp = false;    ///< SwiGLU (three MLP matrices) instead of GELU (two)
+  bool operator==(const TransformerShape&) const = default;
+};
+
+using OpId = std::size_t;
+
+class Graph {
+ public:
+  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Operator, TensorEdge>;
+
+  Graph() = default;
+  explicit Graph(std::string name) : name_(std::move(name)) {}
+
+  // ---- building -------------------------------------------------------------------------------
+  /// Adds a layer and returns its index.
+  std::int32_t add_layer(std::string name);
+  /// Adds an operator; returns its id (ids are dense, in insertion order).
+  OpId add_op(Operator op);
+  /// Feeds `from`'s output into input slot `slot` of `to`.
+  void connect(OpId from, OpId to, int slot);
+  void set_name(std::string name) { name_ = std::move(name); }
+  void set_batch(std::int64_t batch) { batch_ = batch; }
+  void set_transformer(TransformerShape t) { transformer_ = t; }
+
+  // ---- reading --------------------------------------------------------------------------------
+  [[nodiscard]] const std::string& name() const { return name_; }
+  /// Samples per batch the graph was built for (the size of its batch dim).
+  [[nodiscard]] std::int64_t batch() const { return batch_; }
+  [[nodiscard]] const std::optional<TransformerShape>& transformer() const { return transformer_; }
+  [[nodiscard]] std::size_t op_count() const { return boost::num_vertices(g_); }
+  [[nodiscard]] std::size_t edge_count() const { return boost::num_edges(g_); }
+  [[nodiscard]] const Operator& op(OpId id) const { return g_[id]; }
+  [[nodiscard]] const std::vector<Layer>& layers() const { return layers_; }
+  [[nodiscard]] const Storage& storage() const { return g_; }
+
+  /// Producers of `id`'s input slots, indexed by slot (size = op(id).inputs.size(); a slot with no
+  /// producer holds SIZE_MAX — only in an invalid graph).
+  [[nodiscard]] std::vector<OpId> producers(OpId id) const;
+  /// (consumer, slot) pairs fed by `id`'s output, in edge order.
+  [[nodiscard]] std::vector<std::pair<OpId, int>> consumers(OpId id) const;
+  /// All edges as (producer, consumer, slot), in insertion order.
+  [[nodiscard]] std::vector<std::tuple<OpId, OpId, int>> edges() const;
+
+  /// Operators in a topological order (Boost.Graph's DFS-based sort, returned producers-first).
+  /// Precondition: validate() found nothing.
+  [[nodiscard]] std::vector<OpId> topological_order() const;
+
+  /// The first structural problem, or nothing: a cycle, an input slot fed zero or several times, an
+  /// edge to a slot that does not exist, a tensor whose dims do not match between producer and
+  /// consumer, a dim named by a tensor but absent from its operator, a layer index out of range,
+  /// or a duplicate operator name. The message names the operator.
+  [[nodiscard]] std::optional<std::string> validate() const;
+
+  // ---- totals ---------------------------------------------------------------------------------
+  /// Parameters, each shared weight counted once.
+  [[nodiscard]] std::int64_t param_count() const;
+  [[nodiscard]] std::int64_t layer_param_count(std::int32_t layer) const;
+  [[nodiscard]] double fwd_flops() const;
+  [[nodiscard]] double bwd_flops() const;
+  /// Bytes of activations saved for backward over the whole batch; a tensor saved by several
+  /// consumers (the input of Q, K and V projections) is counted once.
+  [[nodiscard]] double saved_activation_bytes() const;
+  [[nodiscard]] double layer_saved_activation_bytes(std::int32_t layer) const;
+
+  bool operator==(const Graph& other) const;
+
+ private:
+  std::string name_;
+  std::int64_t batch_ = 1;
+  std::optional<TransformerShape> transformer_;
+  std::vector<Layer> layers_;
+  Storage g_;
+};
+
+}  // namespace parasim::models

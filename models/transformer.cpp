@@ -1,0 +1,348 @@
+#include "models/transformer.hpp"
+
+#include <optional>
+
+#include "common/error.hpp"
+
+namespace parasim::models {
+namespace {
+
+using Dims = std::vector<std::string>;
+
+// FLOPs per element of the memory-bound operators. They are < 0.1% of a transformer's FLOPs; their
+// time comes from bytes moved. LayerNorm: mean, variance, normalise, scale, shift ≈ 5; RMSNorm ≈ 4;
+// GELU (tanh form) ≈ 8; softmax: max, subtract, exp, sum, divide ≈ 5.
+constexpr double kLayerNormFlops = 5, kRmsNormFlops = 4, kGeluFlops = 8, kSiluFlops = 5, kSoftmaxFlops = 5,
+                 kDropoutFlops = 1, kAddFlops = 1, kLossFlops = 5;
+
+class Builder {
+ public:
+  explicit Builder(const TransformerConfig& c) : c_(c), g_(c.name) {}
+
+  Graph& graph() { return g_; }
+  const TransformerConfig& config() const { return c_; }
+
+  // d(name, size) with splittable flag.
+  static Dim dim(std::string n, std::int64_t size, bool splittable = true) { return Dim{std::move(n), size, splittable}; }
+
+  OpId add(Operator o, std::initializer_list<OpId> inputs) {
+    o.layer = layer_;
+    const OpId id = g_.add_op(std::move(o));
+    int slot = 0;
+    for (OpId in : inputs) g_.connect(in, id, slot++);
+    return id;
+  }
+  void set_layer(std::int32_t layer) { layer_ = layer; }
+
+  Operator op(std::string name, OpKind kind, std::vector<Dim> dims, std::vector<Dims> inputs, Dims output) const {
+    Operator o;
+    o.name = std::move(name);
+    o.kind = kind;
+    o.dims = std::move(dims);
+    for (auto& in : inputs) o.inputs.push_back(TensorSpec{std::move(in), c_.dtype});
+    o.output = TensorSpec{std::move(output), c_.dtype};
+    return o;
+  }
+  Weight weight(std::string name, Dims dims) const { return Weight{std::move(name), TensorSpec{std::move(dims), c_.dtype}}; }
+
+  // A linear layer y = x·W (+ b): dims = batch dims + in dims + out dims; GEMM m = batch dims, k = in, n = out.
+  OpId linear(const std::string& name, OpId x, const std::vector<Dim>& batch_dims, const std::vector<Dim>& in_dims,
+              const std::vector<Dim>& out_dims, bool bias, const std::string& weight_name = {}) {
+    std::vector<Dim> dims = batch_dims;
+    dims.insert(dims.end(), in_dims.begin(), in_dims.end());
+    dims.insert(dims.end(), out_dims.begin(), out_dims.end());
+    Dims bn, in, out, w;
+    for (const auto& d : batch_dims) bn.push_back(d.name);
+    for (const auto& d : in_dims) in.push_back(d.name);
+    for (const auto& d : out_dims) out.push_back(d.name);
+    Dims x_dims = bn;
+    x_dims.insert(x_dims.end(), in.begin(), in.end());
+    Dims y_dims = bn;
+    y_dims.insert(y_dims.end(), out.begin(), out.end());
+    Operator o = op(name, OpKind::Linear, dims, {x_dims}, y_dims);
+    w = in;
+    w.insert(w.end(), out.begin(), out.end());
+    o.weights.push_back(weight(weight_name.empty() ? name + ".weight" : weight_name, w));
+    if (bias) o.weights.push_back(weight(name + ".bias", out));
+    o.gemm_m = bn;
+    o.gemm_k = in;
+    o.gemm_n = out;
+    o.flops_per_point = 2;
+    o.bwd_flops_factor = 2;
+    o.saved_inputs = {0};
+    return add(std::move(o), {x});
+  }
+
+  OpId norm(const std::string& name, OpId x, bool save_input = true) {
+    const bool ln = c_.norm == NormKind::LayerNorm;
+    Operator o = op(name, ln ? OpKind::LayerNorm : OpKind::RMSNorm, {bdim(), sdim(), dim("h", c_.hidden, false)},
+                    {{"b", "s", "h"}}, {"b", "s", "h"});
+    o.weights.push_back(weight(name + ".weight", {"h"}));
+    if (ln) o.weights.push_back(weight(name + ".bias", {"h"}));
+    o.flops_per_point = ln ? kLayerNormFlops : kRmsNormFlops;
+    o.bwd_flops_factor = 2;
+    if (save_input) o.saved_inputs = {0};
+    return add(std::move(o), {x});
+  }
+
+  OpId dropout(const std::string& name, OpId x, std::vector<Dim> dims) {
+    if (!c_.dropout) return x;
+    Dims names;
+    for (const auto& d : dims) names.push_back(d.name);
+    Operator o = op(name, OpKind::Dropout, std::move(dims), {names}, names);
+    o.flops_per_point = kDropoutFlops;
+    o.bwd_flops_factor = 1;
+    o.saved_mask_bytes_per_element = 1;  // Korthikanti et al. 2022 count one byte per mask element
+    return add(std::move(o), {x});
+  }
+
+  OpId add_residual(const std::string& name, OpId a, OpId b) {
+    Operator o = op(name, OpKind::Add, {bdim(), sdim(), dim("h", c_.hidden)}, {{"b", "s", "h"}, {"b", "s", "h"}}, {"b", "s", "h"});
+    o.flops_per_point = kAddFlops;
+    o.bwd_flops_factor = 0;  // the gradient passes through unchanged
+    return add(std::move(o), {a, b});
+  }
+
+  Dim bdim() const { return dim("b", c_.batch); }
+  Dim sdim() const { return dim("s", c_.seq_len); }
+  Dim hdim() const { return dim("h", c_.hidden); }
+
+ private:
+  const TransformerConfig& c_;
+  Graph g_;
+  std::int32_t layer_ = 0;
+};
+
+OpId build_embeddings(Builder& B, OpId tokens) {
+  const auto& c = B.config();
+  auto embedding = [&](const std::string& name, std::int64_t rows, const std::string& row_dim) {
+    Operator o = B.op(name, OpKind::Embedding, {B.bdim(), B.sdim(), Builder::dim(row_dim, rows), B.hdim()}, {{"b", "s"}},
+                      {"b", "s", "h"});
+    o.inputs[0].dtype = DType::I64;
+    o.weights.push_back(B.weight(name + ".weight", {row_dim, "h"}));
+    o.bwd_flops_factor = 0;
+    return B.add(std::move(o), {tokens});
+  };
+  OpId x = embedding("embed_tokens", c.vocab, "v");
+  if (c.max_positions > 0) x = B.add_residual("embed_add_positions", x, embedding("embed_positions", c.max_positions, "p"));
+  if (c.token_types > 0) x = B.add_residual("embed_add_token_types", x, embedding("embed_token_types", c.token_types, "t"));
+  if (c.encoder) x = B.norm("embed_norm", x, /*save_input=*/true);
+  return B.dropout("embed_dropout", x, {B.bdim(), B.sdim(), B.hdim()});
+}
+
+// Attention: Q, K, V projections, scores, softmax, dropout, context, output projection.
+// Returns the output projection (after dropout).
+OpId build_attention(Builder& B, const std::string& p, OpId x) {
+  const auto& c = B.config();
+  const std::int64_t g = c.effective_kv_heads(), r = c.heads / g, d = c.effective_head_dim();
+  const Dim gd = Builder::dim("g", g), rd = Builder::dim("r", r), dd = Builder::dim("d", d);
+  const OpId q = B.linear(p + "q_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, rd, dd}, c.bias);
+  const OpId k = B.linear(p + "k_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, c.bias);
+  const OpId v = B.linear(p + "v_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, c.bias);
+
+  const Dim qd = Builder::dim("q", c.seq_len), kd = Builder::dim("k", c.seq_len, false);
+  Operator scores = B.op(p + "scores", OpKind::Matmul, {B.bdim(), gd, rd, qd, kd, dd}, {{"b", "q", "g", "r", "d"}, {"b", "k", "g", "d"}},
+                         {"b", "g", "r", "q", "k"});
+  scores.gemm_batch = {"b", "g", "r"};
+  scores.gemm_m = {"q"};
+  scores.gemm_n = {"k"};
+  scores.gemm_k = {"d"};
+  scores.flops_per_point = 2;
+  scores.bwd_flops_factor = 2;
+  scores.saved_inputs = {0, 1};
+  const OpId sc = B.add(std::move(scores), {q, k});
+
+  Operator softmax = B.op(p + "softmax", OpKind::Softmax, {B.bdim(), gd, rd, qd, kd}, {{"b", "g", "r", "q", "k"}}, {"b", "g", "r", "q", "k"});
+  softmax.flops_per_point = kSoftmaxFlops;
+  softmax.bwd_flops_factor = 1;
+  softmax.saved_output = true;
+  const OpId sm = B.add(std::move(softmax), {sc});
+  const OpId pr = B.dropout(p + "attn_dropout", sm, {B.bdim(), gd, rd, qd, kd});
+
+  Operator context = B.op(p + "context", OpKind::Matmul, {B.bdim(), gd, rd, qd, kd, dd}, {{"b", "g", "r", "q", "k"}, {"b", "k", "g", "d"}},
+                          {"b", "q", "g", "r", "d"});
+  context.gemm_batch = {"b", "g", "r"};
+  context.gemm_m = {"q"};
+  context.gemm_n = {"d"};
+  context.gemm_k = {"k"};
+  context.flops_per_point = 2;
+  context.bwd_flops_factor = 2;
+  context.saved_inputs = {0, 1};
+  const OpId ctx = B.add(std::move(context), {pr, v});
+
+  const OpId o = B.linear(p + "o_proj", ctx, {B.bdim(), B.sdim()}, {gd, rd, dd}, {Builder::dim("n", c.hidden)}, c.bias);
+  return B.dropout(p + "attn_out_dropout", o, {B.bdim(), B.sdim(), B.hdim()});
+}
+
+OpId build_mlp(Builder& B, const std::string& p, OpId x) {
+  const auto& c = B.config();
+  const Dim fd = Builder::dim("f", c.effective_ffn_hidden());
+  OpId hidden;
+  if (c.mlp == MlpKind::Gelu) {
+    const OpId up = B.linear(p + "fc1", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
+    Operator act = B.op(p + "gelu", OpKind::Activation, {B.bdim(), B.sdim(), fd}, {{"b", "s", "f"}}, {"b", "s", "f"});
+    act.variant = "gelu";
+    act.flops_per_point = kGeluFlops;
+    act.bwd_flops_factor = 1;
+    act.saved_inputs = {0};
+    hidden = B.add(std::move(act), {up});
+  } else {
+    const OpId gate = B.linear(p + "gate_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
+    const OpId up = B.linear(p + "up_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
+    Operator act = B.op(p + "swiglu", OpKind::Activation, {B.bdim(), B.sdim(), fd}, {{"b", "s", "f"}, {"b", "s", "f"}}, {"b", "s", "f"});
+    act.variant = "swiglu";
+    act.flops_per_point = kSiluFlops + 1;
+    act.bwd_flops_factor = 1;
+    act.saved_inputs = {0, 1};
+    hidden = B.add(std::move(act), {gate, up});
+  }
+  const OpId down = B.linear(p + (c.mlp == MlpKind::Gelu ? "fc2" : "down_proj"), hidden, {B.bdim(), B.sdim()}, {fd},
+                             {Builder::dim("n", c.hidden)}, c.bias);
+  return B.dropout(p + "mlp_dropout", down, {B.bdim(), B.sdim(), B.hdim()});
+}
+
+// Top-k MoE with balanced routing: every expert receives c = b·s·k/e tokens.
+OpId build_moe(Builder& B, const std::string& p, OpId x) {
+  const auto& c = B.config();
+  const Dim ed = Builder::dim("e", c.experts);
+  Operator router = B.op(p + "router", OpKind::MoERouter, {B.bdim(), B.sdim(), B.hdim(), Builder::dim("e", c.experts, false)},
+                         {{"b", "s", "h"}}, {"b", "s", "e"});
+  router.weights.push_back(B.weight(p + "router.weight", {"h", "e"}));
+  router.gemm_m = {"b", "s"};
+  router.gemm_k = {"h"};
+  router.gemm_n = {"e"};
+  router.flops_per_point = 2;
+  router.bwd_flops_factor = 2;
+  router.saved_inputs = {0};
+  const OpId gate = B.add(std::move(router), {x});
+
+  const std::int64_t tokens = c.batch * c.seq_len * c.experts_per_token;
+  const std::int64_t capacity = (tokens + c.experts - 1) / c.experts;
+  const Dim cd = Builder::dim("c", capacity);
+  Operator dispatch = B.op(p + "dispatch", OpKind::MoERouter, {ed, cd, B.hdim()}, {{"e", "c", "h"}, {"e", "c"}}, {"e", "c", "h"});
+  dispatch.routing = true;
+  dispatch.flops_per_point = 0;
+  dispatch.bwd_flops_factor = 0;
+  const OpId routed = B.add(std::move(dispatch), {x, gate});
+
+  const Dim fd = Builder::dim("f", c.effective_ffn_hidden());
+  Operator experts = B.op(p + "experts", OpKind::MoEExperts, {ed, cd, B.hdim(), fd}, {{"e", "c", "h"}}, {"e", "c", "h"});
+  experts.weights.push_back(B.weight(p + "experts.w1", {"e", "h", "f"}));
+  experts.weights.push_back(B.weight(p + "experts.w2", {"e", "f", "h"}));
+  experts.weights.push_back(B.weight(p + "experts.w3", {"e", "h", "f"}));
+  experts.gemm_batch = {"e"};
+  experts.gemm_m = {"c"};
+  experts.gemm_k = {"h"};
+  experts.gemm_n = {"f"};
+  // Three GEMMs of c·h·f MACs each (gate, up, down), 2 FLOPs per MAC.
+  experts.flops_per_point = 6;
+  experts.bwd_flops_factor = 2;
+  experts.saved_inputs = {0};
+  const OpId ex = B.add(std::move(experts), {routed});
+
+  Operator combine = B.op(p + "combine", OpKind::MoERouter, {B.bdim(), B.sdim(), B.hdim()}, {{"b", "s", "h"}, {"b", "s", "h"}}, {"b", "s", "h"});
+  combine.routing = true;
+  combine.flops_per_point = 2.0 * static_cast<double>(c.experts_per_token);  // weighted sum of k expert outputs
+  combine.bwd_flops_factor = 1;
+  return B.add(std::move(combine), {ex, x});
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const TransformerConfig& c) {
+  auto positive = [](const char* field, std::int64_t v) -> std::optional<std::string> {
+    if (v < 1) return std::string(field) + " must be >= 1, found " + std::to_string(v);
+    return std::nullopt;
+  };
+  for (auto [field, v] : {std::pair{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"vocab", c.vocab},
+                          {"seq_len", c.seq_len}, {"batch", c.batch}})
+    if (auto e = positive(field, v)) return e;
+  for (auto [field, v] : {std::pair{"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"ffn_hidden", c.ffn_hidden},
+                          {"max_positions", c.max_positions}, {"token_types", c.token_types}, {"experts", c.experts}})
+    if (v < 0) return std::string(field) + " must be >= 0, found " + std::to_string(v);
+  if (c.head_dim == 0 && c.hidden % c.heads != 0)
+    return "heads (" + std::to_string(c.heads) + ") must divide hidden (" + std::to_string(c.hidden) + ") unless head_dim is given";
+  if (c.heads % c.effective_kv_heads() != 0)
+    return "kv_heads (" + std::to_string(c.effective_kv_heads()) + ") must divide heads (" + std::to_string(c.heads) + ")";
+  if (c.max_positions > 0 && c.seq_len > c.max_positions)
+    return "seq_len (" + std::to_string(c.seq_len) + ") exceeds max_positions (" + std::to_string(c.max_positions) + ")";
+  if (c.experts > 0 && (c.experts_per_token < 1 || c.experts_per_token > c.experts))
+    return "experts_per_token must be between 1 and experts (" + std::to_string(c.experts) + "), found " +
+           std::to_string(c.experts_per_token);
+  return std::nullopt;
+}
+
+Graph build_transformer(const TransformerConfig& c) {
+  if (auto problem = validate(c)) PARASIM_CHECK(false, "build_transformer: " + *problem);
+  Builder B(c);
+  Graph& g = B.graph();
+  g.set_batch(c.batch);
+  g.set_transformer(TransformerShape{c.layers, c.hidden, c.heads, c.effective_kv_heads(), c.effective_head_dim(),
+                                     c.effective_ffn_hidden(), c.seq_len, c.vocab, c.experts,
+                                     c.experts > 0 ? c.experts_per_token : 0, c.mlp == MlpKind::SwiGLU});
+
+  B.set_layer(g.add_layer("embeddings"));
+  Operator input = B.op("tokens", OpKind::Input, {B.bdim(), B.sdim()}, {}, {"b", "s"});
+  input.output.dtype = DType::I64;
+  OpId x = B.add(std::move(input), {});
+  x = build_embeddings(B, x);
+
+  for (std::int64_t i = 0; i < c.layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    B.set_layer(g.add_layer("layers." + std::to_string(i)));
+    if (c.encoder) {
+      // Post-norm (BERT): x = LN(x + Attn(x)); x = LN(x + MLP(x)).
+      const OpId a = build_attention(B, p + "attn.", x);
+      x = B.norm(p + "attn_norm", B.add_residual(p + "attn_add", x, a));
+      const OpId m = build_mlp(B, p + "mlp.", x);
+      x = B.norm(p + "mlp_norm", B.add_residual(p + "mlp_add", x, m));
+    } else {
+      // Pre-norm (GPT, Llama): x = x + Attn(LN(x)); x = x + MLP(LN(x)).
+      const OpId a = build_attention(B, p + "attn.", B.norm(p + "input_norm", x));
+      x = B.add_residual(p + "attn_add", x, a);
+      const OpId n2 = B.norm(p + "post_attn_norm", x);
+      const OpId m = c.experts > 0 ? build_moe(B, p + "moe.", n2) : build_mlp(B, p + "mlp.", n2);
+      x = B.add_residual(p + "mlp_add", x, m);
+    }
+  }
+
+  B.set_layer(g.add_layer("head"));
+  if (c.encoder) {
+    OpId pooled = x;
+    if (c.pooler) {
+      // BERT pooler: the first token's hidden state, then dense + tanh.
+      Operator first = B.op("pooler.first_token", OpKind::Pool, {B.bdim(), Builder::dim("s", c.seq_len, false), B.hdim()},
+                            {{"b", "s", "h"}}, {"b", "h"});
+      first.variant = "first_token";
+      first.bwd_flops_factor = 0;
+      pooled = B.linear("pooler.dense", B.add(std::move(first), {x}), {B.bdim()}, {B.hdim()}, {Builder::dim("n", c.hidden)}, true);
+      Operator act = B.op("pooler.tanh", OpKind::Activation, {B.bdim(), B.hdim()}, {{"b", "h"}}, {"b", "h"});
+      act.variant = "tanh";
+      act.flops_per_point = 1;
+      act.bwd_flops_factor = 1;
+      act.saved_output = true;
+      pooled = B.add(std::move(act), {pooled});
+    }
+    const bool pooled_2d = c.pooler;
+    Operator loss = pooled_2d ? B.op("loss", OpKind::Loss, {B.bdim(), Builder::dim("h", c.hidden, false)}, {{"b", "h"}}, {"b"})
+                              : B.op("loss", OpKind::Loss, {B.bdim(), B.sdim(), Builder::dim("h", c.hidden, false)}, {{"b", "s", "h"}}, {"b"});
+    loss.output.dtype = DType::F32;
+    loss.flops_per_point = kLossFlops;
+    loss.bwd_flops_factor = 1;
+    loss.saved_inputs = {0};
+    B.add(std::move(loss), {pooled});
+  } else {
+    x = B.norm("final_norm", x);
+    const OpId logits = B.linear("lm_head", x, {B.bdim(), B.sdim()}, {B.hdim()}, {Builder::dim("v", c.vocab)}, false,
+                                 c.tied_embeddings ? "embed_tokens.weight" : "lm_head.weight");
+    Operator loss = B.op("loss", OpKind::Loss, {B.bdim(), B.sdim(), Builder::dim("v", c.vocab)}, {{"b", "s", "v"}}, {"b", "s"});
+    loss.output.dtype = DType::F32;
+    loss.flops_per_point = kLossFlops;
+    loss.bwd_flops_factor = 1;
+    loss.saved_inputs = {0};
+    B.add(std::move(loss), {logits});
+  }
+  return std::move(g);
+}
+
+}  // namespace parasim::models

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The README's two set-up commands. On a fresh Debian 12 machine (root, or a user with sudo):
+#   bash scripts/bootstrap.sh run    installs missing Debian packages, builds, runs parasim on a bundled scenario
+#   bash scripts/bootstrap.sh test   installs missing Debian packages, builds, runs the whole test suite
+# Re-running is cheap: packages already present are not reinstalled and the build is incremental.
+set -euo pipefail
+mode=${1:-}
+case "$mode" in run|test) ;; *) echo "usage: bash scripts/bootstrap.sh run|test" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ make pkg-config git
+          libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libvalijson-dev catch2 libcli11-dev
+          libopenblas-dev libopenmpi-dev openmpi-bin libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "parasim: installing missing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+
+if [ "$mode" = run ]; then
+  ./build/parasim model resnet50
+else
+  ctest --test-dir build --output-on-failure -j"$jobs"
+fi
