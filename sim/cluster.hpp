@@ -1,0 +1,72 @@
+#pragma once
+/// A cluster: devices grouped in nodes, the links between them, and the topology of the network.
+/// Built from a ClusterSpec and a Profile; the engines read it, never the spec.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace parasim::sim {
+
+/// A resolved link class: the figures the cost model uses for one kind of hop.
+struct Link {
+  std::string name;  ///< link profile name, e.g. "nvlink3"
+  double bandwidth_bytes_per_s = 0;  ///< per device (NIC, torus link), per direction
+  double latency_s = 0;
+  EfficiencyCurve efficiency;
+  bool operator==(const Link&) const = default;
+};
+
+struct Device {
+  std::int64_t id = 0;
+  std::int64_t node = 0;
+  std::string kind;  ///< device profile name
+  double speed_factor = 1;  ///< 1 = the profile's speed; 0.5 = a straggler twice as slow
+  bool operator==(const Device&) const = default;
+};
+
+struct Cluster {
+  std::vector<Device> devices;  ///< ids 0..n-1; devices of node k are k·devices_per_node …
+  std::int64_t nodes = 1;
+  std::int64_t devices_per_node = 1;
+  IntraNodeKind intra_kind = IntraNodeKind::NVSwitch;
+  InterNodeKind inter_kind = InterNodeKind::FatTree;
+  Link intra;  ///< device ↔ device inside a node
+  Link inter;  ///< NIC ↔ NIC between nodes (or one torus link)
+  std::int64_t nics_per_node = 1;
+  double oversubscription = 1;
+  bool rail_optimized = true;
+  std::vector<std::int64_t> torus_dims;
+  bool torus_wraparound = true;
+  bool operator==(const Cluster&) const = default;
+
+  [[nodiscard]] std::int64_t device_count() const { return static_cast<std::int64_t>(devices.size()); }
+  [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return devices[static_cast<std::size_t>(device)].node; }
+  /// Inter-node bandwidth available to one device when every device of its node sends at once
+  /// (nics_per_node × NIC bandwidth / devices_per_node), per direction.
+  [[nodiscard]] double inter_bandwidth_per_device() const;
+};
+
+/// A problem with a cluster spec against a profile: the field (JSON pointer under the scenario's
+/// "/cluster") and the message.
+struct ClusterProblem {
+  std::string pointer;
+  std::string message;
+};
+
+/// The first problem with `spec` (unknown device or link name — with "did you mean" —, zero sizes,
+/// torus dims that do not multiply to the device count, ...), or nothing.
+[[nodiscard]] std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const Profile& profile);
+
+/// Precondition: check_cluster_spec found nothing.
+[[nodiscard]] Cluster build_cluster(const ClusterSpec& spec, const Profile& profile);
+
+/// Named cluster presets ("dgx-a100", "dgx-h100", "dgx-v100-pcie", "tpu-v4-pod", ...), for the
+/// scenario's "cluster": {"preset": ...}; each sets every field of the spec but `nodes`.
+[[nodiscard]] std::optional<ClusterSpec> cluster_preset(const std::string& name);
+[[nodiscard]] std::vector<std::string> cluster_preset_names();
+
+}  // namespace parasim::sim

@@ -1,0 +1,44 @@
+#pragma once
+/// Collective communication cost: the closed-form (alpha–beta) time of each algorithm on a cluster,
+/// and the automatic choice of the fastest (as NCCL's tuner picks by predicted time). Pure functions:
+/// the analytical engine calls them; the SimGrid engine decomposes the same algorithms into flows.
+///
+/// Size convention (S = `bytes`): all-reduce — the buffer on each rank; all-gather — the gathered
+/// output on each rank (each contributes S/p); reduce-scatter — the input on each rank; all-to-all —
+/// what each rank sends in total (S/p to each peer); broadcast — the buffer; p2p — the message.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/sim_time.hpp"
+#include "sim/cluster.hpp"
+
+namespace parasim::sim {
+
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, SendRecv };
+enum class CollectiveAlgorithm { Auto, Ring, Tree, Hierarchical, TorusRings, Direct };
+
+[[nodiscard]] std::string_view to_string(CollectiveKind k);
+[[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
+[[nodiscard]] const std::vector<std::string>& collective_algorithm_names();
+[[nodiscard]] std::optional<CollectiveAlgorithm> collective_algorithm_from_string(std::string_view s);
+
+/// The predicted time of one collective and how it was obtained.
+struct CollectiveEstimate {
+  Picoseconds time;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;  ///< the one used (resolved when Auto)
+  double intra_bytes_per_device = 0;  ///< bytes each device sends over intra-node links
+  double inter_bytes_per_device = 0;  ///< bytes each device sends over the inter-node network
+  bool operator==(const CollectiveEstimate&) const = default;
+};
+
+/// Time of `kind` over the devices in `group` (distinct device ids, ascending) moving `bytes` (see the
+/// size convention above) with `algorithm` (Auto = the fastest applicable). A group of one device costs
+/// zero. SendRecv takes a group of exactly two: {src, dst} in any order.
+[[nodiscard]] CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, std::span<const std::int64_t> group,
+                                                 double bytes, CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto);
+
+}  // namespace parasim::sim

@@ -1,0 +1,70 @@
+#pragma once
+/// Profiles: the speeds the cost model uses, per device kind and per link class. A profile is either
+/// the built-in datasheet profile (figures from vendor datasheets and public microbenchmarks, each
+/// with its source, shipped as JSON in sim/profiles/) or one written by `parasim calibrate`.
+/// Efficiency curves are data in the profile, never constants in code.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/dtype.hpp"
+
+namespace parasim::sim {
+
+/// Efficiency (0, 1] as a function of a size: piecewise linear in log2(size) between the points,
+/// constant beyond the first and last point.
+struct EfficiencyCurve {
+  std::vector<std::pair<double, double>> points;  ///< (size, efficiency), sizes strictly increasing
+  /// Precondition: at least one point.
+  [[nodiscard]] double at(double size) const;
+  bool operator==(const EfficiencyCurve&) const = default;
+};
+
+struct DeviceProfile {
+  std::string name;  ///< "a100-80gb", "h100-sxm", "tpu-v4", ...
+  std::string description;
+  std::map<models::DType, double> peak_flops_per_s;  ///< dense peak by compute dtype
+  double memory_bandwidth_bytes_per_s = 0;
+  double memory_capacity_bytes = 0;
+  /// Memory the runtime keeps for itself (CUDA context, allocator reserve); not available to the plan.
+  double memory_reserved_bytes = 0;
+  /// Fraction of peak FLOP/s a GEMM-class kernel reaches, by its FLOP count (2·batch·m·n·k).
+  EfficiencyCurve gemm_efficiency;
+  /// Fraction of peak memory bandwidth a memory-bound kernel reaches, by the bytes it moves.
+  EfficiencyCurve memory_efficiency;
+  double kernel_launch_overhead_s = 0;
+  std::string default_intra_link;  ///< link profile used inside a node unless the scenario says otherwise
+  std::string default_inter_link;
+  std::map<std::string, std::string> sources;  ///< figure name → where it comes from
+  bool operator==(const DeviceProfile&) const = default;
+};
+
+struct LinkProfile {
+  std::string name;  ///< "nvlink3", "pcie4", "ib-hdr", "ici-v4", ...
+  std::string description;
+  double bandwidth_bytes_per_s = 0;  ///< per device (or NIC / torus link), per direction
+  double latency_s = 0;              ///< per message / per algorithm step (alpha)
+  /// Fraction of bandwidth a collective reaches, by message bytes (NCCL bus bandwidth over line rate).
+  EfficiencyCurve efficiency;
+  std::map<std::string, std::string> sources;
+  bool operator==(const LinkProfile&) const = default;
+};
+
+struct Profile {
+  std::string name;    ///< "datasheet" or the calibrated profile's name
+  std::string origin;  ///< where it came from: "built-in datasheet figures" or the calibration file and date
+  std::map<std::string, DeviceProfile> devices;
+  std::map<std::string, LinkProfile> links;
+  bool operator==(const Profile&) const = default;
+
+  /// Precondition: present (check with devices.count first).
+  [[nodiscard]] const DeviceProfile& device(const std::string& name) const;
+  [[nodiscard]] const LinkProfile& link(const std::string& name) const;
+};
+
+/// The built-in datasheet profile (parsed once from the embedded sim/profiles/*.json).
+[[nodiscard]] const Profile& datasheet_profile();
+
+}  // namespace parasim::sim

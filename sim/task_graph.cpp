@@ -1,0 +1,135 @@
+#include "sim/task_graph.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+
+namespace parasim::sim {
+
+std::string_view to_string(Category c) {
+  switch (c) {
+    case Category::Forward: return "forward";
+    case Category::Backward: return "backward";
+    case Category::Recompute: return "recompute";
+    case Category::Optimizer: return "optimizer";
+    case Category::TensorComm: return "tensor-parallel comm";
+    case Category::PipelineComm: return "pipeline comm";
+    case Category::GradientComm: return "gradient comm";
+    case Category::ExpertComm: return "expert comm";
+    case Category::DataLoad: return "data loading";
+  }
+  return "forward";
+}
+
+std::span<const std::int64_t> TaskGraph::devices_of(TaskId t, std::int64_t& scratch) const {
+  if (kind[t] == TaskKind::Collective) return group(collectives[owner[t]].group);
+  scratch = owner[t];
+  return {&scratch, 1};
+}
+
+std::size_t TaskGraph::memory_bytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
+  return bytes(kind) + bytes(stream) + bytes(owner) + bytes(duration_ps) + bytes(category) + bytes(micro_batch) + bytes(label) +
+         bytes(dep_begin) + bytes(deps) + bytes(queue_begin) + bytes(queue) + bytes(collectives) + bytes(group_begin) +
+         bytes(group_members);
+}
+
+TaskGraphBuilder::TaskGraphBuilder(std::int64_t devices, std::vector<std::string> stream_names) {
+  PARASIM_CHECK(devices >= 1, "a task graph needs at least one device");
+  PARASIM_CHECK(!stream_names.empty() && stream_names.size() < 256, "1..255 streams per device");
+  g_.devices = devices;
+  g_.stream_names = std::move(stream_names);
+  queues_.resize(g_.resource_count());
+}
+
+std::uint32_t TaskGraphBuilder::group(std::span<const std::int64_t> members) {
+  std::vector<std::int64_t> key(members.begin(), members.end());
+  PARASIM_CHECK(std::is_sorted(key.begin(), key.end()) && std::adjacent_find(key.begin(), key.end()) == key.end(),
+                "group members must be ascending and distinct");
+  auto [it, inserted] = group_index_.try_emplace(key, static_cast<std::uint32_t>(g_.group_begin.size() - 1));
+  if (inserted) {
+    g_.group_members.insert(g_.group_members.end(), key.begin(), key.end());
+    g_.group_begin.push_back(static_cast<std::uint32_t>(g_.group_members.size()));
+  }
+  return it->second;
+}
+
+std::uint32_t TaskGraphBuilder::collective(const CollectiveSpec& spec) {
+  const auto key = std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes);
+  auto [it, inserted] = collective_index_.try_emplace(key, static_cast<std::uint32_t>(g_.collectives.size()));
+  if (inserted) g_.collectives.push_back(spec);
+  return it->second;
+}
+
+std::uint32_t TaskGraphBuilder::label(const std::string& text) {
+  auto [it, inserted] = label_index_.try_emplace(text, static_cast<std::uint32_t>(g_.labels.size()));
+  if (inserted) g_.labels.push_back(text);
+  return it->second;
+}
+
+namespace {
+void push_common(TaskGraph& g, TaskKind kind, std::uint8_t stream, std::uint32_t owner, std::int64_t duration, Category category,
+                 std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
+  const auto id = static_cast<TaskId>(g.kind.size());
+  for (TaskId d : deps) PARASIM_CHECK(d < id, "a task's dependencies must be added before it");
+  g.kind.push_back(kind);
+  g.stream.push_back(stream);
+  g.owner.push_back(owner);
+  g.duration_ps.push_back(duration);
+  g.category.push_back(category);
+  g.micro_batch.push_back(micro_batch);
+  g.label.push_back(label);
+  g.deps.insert(g.deps.end(), deps.begin(), deps.end());
+  g.dep_begin.push_back(static_cast<std::uint32_t>(g.deps.size()));
+}
+}  // namespace
+
+TaskId TaskGraphBuilder::add(TaskKind kind, std::int64_t device, std::uint8_t stream, Picoseconds duration, Category category,
+                             std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
+  PARASIM_CHECK(kind != TaskKind::Collective, "use add_collective for collectives");
+  PARASIM_CHECK(device >= 0 && device < g_.devices && stream < g_.stream_names.size(), "task resource out of range");
+  PARASIM_CHECK(duration.count >= 0, "negative task duration");
+  const auto id = static_cast<TaskId>(g_.kind.size());
+  push_common(g_, kind, stream, static_cast<std::uint32_t>(device), duration.count, category, micro_batch, label, deps);
+  return id;
+}
+
+TaskId TaskGraphBuilder::add_collective(std::uint32_t collective, std::uint8_t stream, Category category, std::int32_t micro_batch,
+                                        std::uint32_t label, std::span<const TaskId> deps) {
+  PARASIM_CHECK(collective < g_.collectives.size() && stream < g_.stream_names.size(), "collective out of range");
+  const auto id = static_cast<TaskId>(g_.kind.size());
+  push_common(g_, TaskKind::Collective, stream, collective, 0, category, micro_batch, label, deps);
+  return id;
+}
+
+void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
+  queues_[static_cast<std::size_t>(device) * g_.stream_names.size() + g_.stream[t]].push_back(t);
+}
+
+void TaskGraphBuilder::enqueue(TaskId t) {
+  std::int64_t scratch = 0;
+  for (std::int64_t d : g_.devices_of(t, scratch)) enqueue_on(t, d);
+}
+
+TaskGraph TaskGraphBuilder::finish() && {
+  std::vector<std::uint32_t> seen(g_.kind.size(), 0);
+  g_.queue_begin.assign(1, 0);
+  std::size_t total = 0;
+  for (const auto& q : queues_) total += q.size();
+  g_.queue.reserve(total);
+  for (auto& q : queues_) {
+    for (TaskId t : q) ++seen[t];
+    g_.queue.insert(g_.queue.end(), q.begin(), q.end());
+    g_.queue_begin.push_back(static_cast<std::uint32_t>(g_.queue.size()));
+    std::vector<TaskId>().swap(q);
+  }
+  for (TaskId t = 0; t < seen.size(); ++t) {
+    std::int64_t scratch = 0;
+    const auto expected = static_cast<std::uint32_t>(g_.devices_of(t, scratch).size());
+    PARASIM_CHECK(seen[t] == expected, "task " + std::to_string(t) + " is enqueued " + std::to_string(seen[t]) +
+                                           " times on its resources, expected " + std::to_string(expected));
+  }
+  return std::move(g_);
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,133 @@
+#pragma once
+/// The TaskGraph: what one training step does on every device, as compact arrays (structure of
+/// arrays, not a heap object per task) so a step of a thousand-GPU plan — millions of tasks — fits
+/// in memory and simulates in about a second.
+///
+/// A task runs on one resource — a stream of one device (compute, a communication stream per mesh
+/// axis, pipeline sends, host-to-device copies, the data loader) — or, for a collective, on the same
+/// stream of every device in its group at once. Each resource is FIFO: tasks start in the issue order
+/// the lowering gave that resource (as CUDA streams and NCCL communicators do), once their
+/// dependencies have finished. Compute tasks carry their duration (from the cost model at lowering);
+/// collectives carry kind, algorithm, group and bytes, and each backend turns them into time
+/// (closed form) or flows (SimGrid). The executor runs the same TaskGraph for real.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/sim_time.hpp"
+#include "sim/collectives.hpp"
+
+namespace parasim::sim {
+
+using TaskId = std::uint32_t;
+
+enum class TaskKind : std::uint8_t { Compute, Collective, Copy, Load };
+
+/// What a task is for: the result's time breakdown and the trace's colours come from this.
+enum class Category : std::uint8_t {
+  Forward,
+  Backward,
+  Recompute,
+  Optimizer,
+  TensorComm,    ///< tensor/sequence-parallel collectives on the critical path
+  PipelineComm,  ///< stage-to-stage sends
+  GradientComm,  ///< data-parallel gradient reduction (and ZeRO gathers)
+  ExpertComm,    ///< MoE all-to-all
+  DataLoad,
+};
+inline constexpr int kCategoryCount = 9;
+[[nodiscard]] std::string_view to_string(Category c);
+
+/// One collective instance's description (shared by every task that repeats it).
+struct CollectiveSpec {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  std::uint32_t group = 0;  ///< index into TaskGraph groups
+  double bytes = 0;         ///< see the size convention in collectives.hpp
+  bool operator==(const CollectiveSpec&) const = default;
+};
+
+struct TaskGraph {
+  std::int64_t devices = 0;
+  std::vector<std::string> stream_names;  ///< per device; resource id = device · streams + stream
+
+  // ---- per task ----
+  std::vector<TaskKind> kind;
+  std::vector<std::uint8_t> stream;
+  std::vector<std::uint32_t> owner;  ///< device (compute, copy, load) or collective index
+  std::vector<std::int64_t> duration_ps;  ///< compute/copy/load; 0 for collectives
+  std::vector<Category> category;
+  std::vector<std::int32_t> micro_batch;  ///< -1 when not tied to one
+  std::vector<std::uint32_t> label;       ///< index into labels
+  std::vector<std::uint32_t> dep_begin{0};  ///< CSR: deps of task t are deps[dep_begin[t] .. dep_begin[t+1])
+  std::vector<TaskId> deps;
+
+  // ---- per resource: issue order (CSR over resources) ----
+  std::vector<std::uint32_t> queue_begin;
+  std::vector<TaskId> queue;
+
+  // ---- tables ----
+  std::vector<CollectiveSpec> collectives;
+  std::vector<std::uint32_t> group_begin{0};  ///< CSR: members of group g
+  std::vector<std::int64_t> group_members;
+  std::vector<std::string> labels;
+
+  bool operator==(const TaskGraph&) const = default;
+
+  [[nodiscard]] std::size_t task_count() const { return kind.size(); }
+  [[nodiscard]] std::size_t stream_count() const { return stream_names.size(); }
+  [[nodiscard]] std::size_t resource_count() const { return static_cast<std::size_t>(devices) * stream_names.size(); }
+  [[nodiscard]] std::span<const TaskId> deps_of(TaskId t) const {
+    return {deps.data() + dep_begin[t], deps.data() + dep_begin[t + 1]};
+  }
+  [[nodiscard]] std::span<const std::int64_t> group(std::uint32_t g) const {
+    return {group_members.data() + group_begin[g], group_members.data() + group_begin[g + 1]};
+  }
+  [[nodiscard]] std::span<const TaskId> queue_of(std::size_t resource) const {
+    return {queue.data() + queue_begin[resource], queue.data() + queue_begin[resource + 1]};
+  }
+  /// Devices a task occupies: its owner device, or its collective's group.
+  [[nodiscard]] std::span<const std::int64_t> devices_of(TaskId t, std::int64_t& scratch) const;
+  /// Approximate heap bytes held (for budgets and the benchmark).
+  [[nodiscard]] std::size_t memory_bytes() const;
+};
+
+/// Builds a TaskGraph. Tasks must be added after their dependencies (ids grow, deps point down);
+/// the issue order of each resource is the order `enqueue` is called for it, which need not follow ids.
+class TaskGraphBuilder {
+ public:
+  TaskGraphBuilder(std::int64_t devices, std::vector<std::string> stream_names);
+
+  /// Interns a group (ascending distinct device ids); equal groups share one index.
+  std::uint32_t group(std::span<const std::int64_t> members);
+  std::uint32_t collective(const CollectiveSpec& spec);
+  std::uint32_t label(const std::string& text);
+
+  /// A compute/copy/load task on (device, stream); not yet enqueued.
+  TaskId add(TaskKind kind, std::int64_t device, std::uint8_t stream, Picoseconds duration, Category category,
+             std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps);
+  /// A collective on `stream` of every member of its group; not yet enqueued.
+  TaskId add_collective(std::uint32_t collective, std::uint8_t stream, Category category, std::int32_t micro_batch,
+                        std::uint32_t label, std::span<const TaskId> deps);
+  /// Appends `t` to the issue order of each resource it occupies (its device, or every group member).
+  void enqueue(TaskId t);
+  /// Appends `t` to the issue order of one resource only (for builders that enqueue per device).
+  void enqueue_on(TaskId t, std::int64_t device);
+
+  [[nodiscard]] std::size_t task_count() const { return g_.kind.size(); }
+  /// Finishes: lays out the per-resource queues. Checks every task was enqueued on each of its
+  /// resources exactly once.
+  [[nodiscard]] TaskGraph finish() &&;
+
+ private:
+  TaskGraph g_;
+  std::vector<std::vector<TaskId>> queues_;
+  std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
+  std::map<std::tuple<int, int, std::uint32_t, double>, std::uint32_t> collective_index_;
+  std::map<std::string, std::uint32_t> label_index_;
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,54 @@
+#include "strategies/plan_spec.hpp"
+
+namespace parasim::strategies {
+namespace {
+template <class E, std::size_t N>
+std::optional<E> lookup(std::string_view s, const std::pair<E, const char*> (&table)[N]) {
+  for (const auto& [e, name] : table)
+    if (s == name) return e;
+  return std::nullopt;
+}
+template <class E, std::size_t N>
+std::string_view name_of(E e, const std::pair<E, const char*> (&table)[N]) {
+  for (const auto& [v, name] : table)
+    if (v == e) return name;
+  return table[0].second;
+}
+template <class E, std::size_t N>
+std::vector<std::string> names(const std::pair<E, const char*> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& entry : table) out.emplace_back(entry.second);
+  return out;
+}
+
+constexpr std::pair<Optimizer, const char*> kOptimizers[] = {{Optimizer::Adam, "adam"},
+                                                            {Optimizer::AdamW, "adamw"},
+                                                            {Optimizer::SGD, "sgd"},
+                                                            {Optimizer::SGDMomentum, "sgd-momentum"},
+                                                            {Optimizer::Adafactor, "adafactor"}};
+constexpr std::pair<Schedule, const char*> kSchedules[] = {
+    {Schedule::GPipe, "gpipe"}, {Schedule::OneFOneB, "1f1b"}, {Schedule::Interleaved1F1B, "interleaved-1f1b"}};
+constexpr std::pair<Recompute, const char*> kRecompute[] = {
+    {Recompute::None, "none"}, {Recompute::Selective, "selective"}, {Recompute::Full, "full"}};
+}  // namespace
+
+std::string_view to_string(Optimizer o) { return name_of(o, kOptimizers); }
+std::string_view to_string(Schedule s) { return name_of(s, kSchedules); }
+std::string_view to_string(Recompute r) { return name_of(r, kRecompute); }
+const std::vector<std::string>& optimizer_names() {
+  static const auto v = names(kOptimizers);
+  return v;
+}
+const std::vector<std::string>& schedule_names() {
+  static const auto v = names(kSchedules);
+  return v;
+}
+const std::vector<std::string>& recompute_names() {
+  static const auto v = names(kRecompute);
+  return v;
+}
+std::optional<Optimizer> optimizer_from_string(std::string_view s) { return lookup(s, kOptimizers); }
+std::optional<Schedule> schedule_from_string(std::string_view s) { return lookup(s, kSchedules); }
+std::optional<Recompute> recompute_from_string(std::string_view s) { return lookup(s, kRecompute); }
+
+}  // namespace parasim::strategies

@@ -1,0 +1,67 @@
+#pragma once
+/// What a user asks for: the training settings and the parallel plan's knobs, as written in a scenario
+/// (no JSON here; scenarios/ decodes into these). strategies/plan.hpp turns them, with a model graph
+/// and a device count, into a Plan (mesh, per-operator sharding, stages, schedule).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/dtype.hpp"
+
+namespace parasim::strategies {
+
+enum class Optimizer { Adam, AdamW, SGD, SGDMomentum, Adafactor };
+enum class Schedule { GPipe, OneFOneB, Interleaved1F1B };
+enum class Recompute { None, Selective, Full };
+
+struct TrainingSpec {
+  std::int64_t global_batch = 1;  ///< samples per optimizer step, over all data-parallel replicas
+  std::int64_t micro_batch = 1;   ///< samples per micro-batch per replica
+  models::DType precision = models::DType::F16;  ///< compute dtype (mixed precision keeps fp32 master weights)
+  Optimizer optimizer = Optimizer::Adam;
+  bool operator==(const TrainingSpec&) const = default;
+};
+
+struct PlanSpec {
+  std::int64_t dp = 0;  ///< data-parallel degree; 0 = the device count divided by tp·pp·ep
+  std::int64_t tp = 1;  ///< tensor (Megatron) / channel (CNN) model-parallel degree
+  std::int64_t pp = 1;  ///< pipeline stages
+  std::int64_t ep = 1;  ///< expert-parallel degree (MoE); experts are sharded over a sub-axis of dp
+  Schedule schedule = Schedule::OneFOneB;
+  std::int64_t virtual_stages = 1;  ///< model chunks per device (interleaved 1F1B)
+  int zero = 0;                     ///< ZeRO stage 0–3 over the data-parallel axis
+  bool fsdp = false;                ///< fully sharded data parallel (parameters, gradients, optimizer: as ZeRO-3)
+  Recompute recompute = Recompute::None;
+  bool sequence_parallel = false;  ///< Megatron sequence parallel (with tp > 1)
+  double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
+  bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
+  /// Mesh axes from outermost to innermost; the innermost axis gets consecutive device ids (so tp
+  /// stays inside a node). Default {"pp", "dp", "tp"}.
+  std::vector<std::string> mesh_order{"pp", "dp", "tp"};
+  /// Optional explicit pipeline cut: the number of graph layers in each stage (sums to the layer count).
+  std::vector<std::int64_t> stage_layers;
+  bool operator==(const PlanSpec&) const = default;
+};
+
+[[nodiscard]] std::string_view to_string(Optimizer o);
+[[nodiscard]] std::string_view to_string(Schedule s);
+[[nodiscard]] std::string_view to_string(Recompute r);
+/// Names as written in scenarios: "adam", "adamw", "sgd", "sgd-momentum", "adafactor";
+/// "gpipe", "1f1b", "interleaved-1f1b"; "none", "selective", "full".
+[[nodiscard]] const std::vector<std::string>& optimizer_names();
+[[nodiscard]] const std::vector<std::string>& schedule_names();
+[[nodiscard]] const std::vector<std::string>& recompute_names();
+[[nodiscard]] std::optional<Optimizer> optimizer_from_string(std::string_view s);
+[[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view s);
+[[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view s);
+
+/// A problem with a plan for a given model and device count: which field of the scenario
+/// (a JSON pointer relative to the scenario root, e.g. "/plan/tp") and what is wrong.
+struct PlanProblem {
+  std::string pointer;
+  std::string message;
+};
+
+}  // namespace parasim::strategies
