@@ -1,0 +1,181 @@
+#include "strategies/memory.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "strategies/local_shape.hpp"
+#include "strategies/schedule.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+double dtype_bytes(models::DType t) { return static_cast<double>(models::bytes_of(t)); }
+
+// Saved-for-backward bytes of one graph layer on one device for one micro-batch, each saved tensor
+// counted once, sizes in the layout of the operator that keeps it.
+double graph_layer_saved_bytes(const models::Graph& g, const Plan& plan, std::int32_t layer) {
+  std::set<models::OpId> seen;
+  double bytes = 0;
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const auto& o = g.op(id);
+    if (o.layer != layer || o.kind == models::OpKind::Input) continue;
+    const auto& sh = plan.sharding[id];
+    const auto producers = g.producers(id);
+    for (int slot : o.saved_inputs) {
+      const auto& in = o.inputs[static_cast<std::size_t>(slot)];
+      if (seen.insert(producers[static_cast<std::size_t>(slot)]).second)
+        bytes += local_elements(plan.mesh, sh, o, in) * dtype_bytes(in.dtype);
+    }
+    const double out_elements = local_elements(plan.mesh, sh, o, o.output);
+    if (o.saved_output && seen.insert(id).second) bytes += out_elements * dtype_bytes(o.output.dtype);
+    bytes += o.saved_mask_bytes_per_element * out_elements;
+  }
+  return bytes;
+}
+
+// Bytes of the tensors entering a layer from other layers (what full recompute keeps).
+double graph_layer_input_bytes(const models::Graph& g, const Plan& plan, std::int32_t layer) {
+  std::set<models::OpId> seen;
+  double bytes = 0;
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const auto& o = g.op(id);
+    if (o.layer != layer) continue;
+    const auto producers = g.producers(id);
+    for (std::size_t slot = 0; slot < producers.size(); ++slot) {
+      const models::OpId p = producers[slot];
+      if (g.op(p).layer == layer || !seen.insert(p).second) continue;
+      bytes += local_elements(plan.mesh, plan.sharding[id], o, o.inputs[slot]) * dtype_bytes(o.inputs[slot].dtype);
+    }
+  }
+  return bytes;
+}
+
+bool is_block_layer(const models::Graph& g, std::int32_t layer) {
+  return g.transformer() && layer >= 1 && layer <= g.transformer()->layers;
+}
+
+}  // namespace
+
+BytesPerParameter bytes_per_parameter(models::DType precision, Optimizer optimizer) {
+  const bool mixed = precision != models::DType::F32;
+  BytesPerParameter b;
+  // fp8 training keeps bf16 weights and gradients (the fp8 casts are per GEMM).
+  b.weights = mixed ? 2 : 4;
+  b.gradients = b.weights;
+  const double master = mixed ? 4 : 0;
+  switch (optimizer) {
+    case Optimizer::Adam:
+    case Optimizer::AdamW: b.optimizer = master + 8; break;
+    case Optimizer::SGDMomentum: b.optimizer = master + 4; break;
+    case Optimizer::SGD:
+    case Optimizer::Adafactor: b.optimizer = master; break;
+  }
+  return b;
+}
+
+double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std::int64_t h_, std::int64_t a_, std::int64_t t_,
+                                          bool sequence_parallel, Recompute recompute) {
+  const double s = static_cast<double>(s_), b = static_cast<double>(b_), h = static_cast<double>(h_), a = static_cast<double>(a_),
+               t = static_cast<double>(t_);
+  const double sbh = s * b * h;
+  if (recompute == Recompute::Full) return sequence_parallel ? 2 * sbh / t : 2 * sbh;
+  const double attention_core = recompute == Recompute::Selective ? 0.0 : 5 * a * s / h;
+  if (sequence_parallel) return sbh / t * (34 + attention_core);
+  return sbh * (10 + 24 / t + attention_core / t);
+}
+
+std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
+  const BytesPerParameter bpp = bytes_per_parameter(plan.precision, plan.optimizer);
+  const auto layer_count = static_cast<std::int32_t>(g.layers().size());
+  const auto chunks = plan.chunks();
+
+  // Per chunk: parameters (local, and by ZeRO divisor) and activations for one micro-batch.
+  std::vector<double> chunk_weights(static_cast<std::size_t>(chunks), 0), chunk_grads(chunk_weights), chunk_opt(chunk_weights),
+      chunk_params(chunk_weights), chunk_act(chunk_weights);
+  std::vector<double> layer_full_act(static_cast<std::size_t>(layer_count), 0);
+  double largest_layer_weight_bytes = 0;
+  std::vector<double> layer_weight_bytes(static_cast<std::size_t>(layer_count), 0);
+
+  std::set<std::string> seen_weights;
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const auto& o = g.op(id);
+    const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(o.layer)]);
+    const auto& sh = plan.sharding[id];
+    for (const auto& w : o.weights) {
+      if (!seen_weights.insert(w.name).second) continue;
+      const double elements = local_elements(plan.mesh, sh, o, w.spec);
+      // ZeRO shards over the data axes that do not already split this weight.
+      double replicas = 1;
+      for (int axis : {plan.dp_axis, plan.ep_axis}) {
+        if (axis < 0) continue;
+        bool splits_weight = false;
+        for (const auto& d : w.spec.dims)
+          for (int a : sh.axes_of(d)) splits_weight |= (a == axis);
+        if (!splits_weight) replicas *= static_cast<double>(plan.mesh.axes[static_cast<std::size_t>(axis)].size);
+      }
+      chunk_params[chunk] += elements;
+      chunk_weights[chunk] += elements * bpp.weights / (plan.zero >= 3 ? replicas : 1);
+      chunk_grads[chunk] += elements * bpp.gradients / (plan.zero >= 2 ? replicas : 1);
+      chunk_opt[chunk] += elements * bpp.optimizer / (plan.zero >= 1 ? replicas : 1);
+      layer_weight_bytes[static_cast<std::size_t>(o.layer)] += elements * bpp.weights;
+    }
+  }
+  for (double w : layer_weight_bytes) largest_layer_weight_bytes = std::max(largest_layer_weight_bytes, w);
+
+  const auto& t = g.transformer();
+  const std::int64_t tp = plan.tp();
+  for (std::int32_t l = 0; l < layer_count; ++l) {
+    const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
+    double kept = 0, full = 0;
+    if (is_block_layer(g, l)) {
+      kept = korthikanti_layer_activation_bytes(t->seq_len, plan.micro_batch, t->hidden, t->heads, tp, plan.sequence_parallel, plan.recompute);
+      full = korthikanti_layer_activation_bytes(t->seq_len, plan.micro_batch, t->hidden, t->heads, tp, plan.sequence_parallel,
+                                                plan.recompute == Recompute::Full ? Recompute::None : plan.recompute);
+    } else {
+      full = graph_layer_saved_bytes(g, plan, l);
+      kept = plan.recompute == Recompute::Full ? graph_layer_input_bytes(g, plan, l) : full;
+    }
+    chunk_act[chunk] += kept;
+    layer_full_act[static_cast<std::size_t>(l)] = full;
+  }
+
+  std::vector<StageMemory> out;
+  for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
+    StageMemory sm;
+    sm.stage = stage;
+    const auto order = pipeline_order(plan.schedule, plan.pp, plan.virtual_stages, plan.micro_batches, stage);
+    sm.in_flight = peak_in_flight(order);
+    double live = 0, peak = 0;
+    for (const auto& step : order) {
+      live += (step.forward ? 1 : -1) * chunk_act[static_cast<std::size_t>(step.chunk)];
+      peak = std::max(peak, live);
+    }
+    double largest_recompute = 0;
+    for (std::int64_t k = 0; k < plan.virtual_stages; ++k) {
+      const auto c = static_cast<std::size_t>(stage + k * plan.pp);
+      sm.parameters += chunk_params[c];
+      sm.memory.weights_bytes += chunk_weights[c];
+      sm.memory.gradients_bytes += chunk_grads[c];
+      sm.memory.optimizer_bytes += chunk_opt[c];
+      for (std::int32_t l = 0; l < layer_count; ++l)
+        if (static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]) == c)
+          largest_recompute = std::max(largest_recompute, layer_full_act[static_cast<std::size_t>(l)]);
+    }
+    // With full recompute, backward rematerialises one layer's activations at a time on top.
+    sm.memory.activations_bytes = peak + (plan.recompute == Recompute::Full ? largest_recompute : 0);
+
+    // Buffers: double-buffered gradient buckets when gradients are reduced over data parallelism;
+    // ZeRO-3 gathers the next layer's weights while one is in use; sequence parallel all-gathers the
+    // layer input (s·b·h elements) before the column-parallel GEMMs.
+    if (plan.dp() > 1) sm.memory.buffers_bytes += 2 * std::min(plan.grad_bucket_bytes, sm.memory.gradients_bytes * (plan.zero >= 2 ? plan.dp() : 1));
+    if (plan.zero >= 3) sm.memory.buffers_bytes += 2 * largest_layer_weight_bytes;
+    if (t && plan.sequence_parallel)
+      sm.memory.buffers_bytes += 2 * static_cast<double>(t->seq_len * plan.micro_batch * t->hidden) * dtype_bytes(plan.precision);
+    out.push_back(sm);
+  }
+  return out;
+}
+
+}  // namespace parasim::strategies

@@ -1,0 +1,55 @@
+#pragma once
+/// The memory model: what one device holds at its peak during a step, by kind, for every pipeline
+/// stage (the devices of one stage hold the same: tensor-parallel shards and data-parallel replicas
+/// are symmetric). Capacities live in sim/; the caller compares.
+#include <cstdint>
+#include <vector>
+
+#include "models/graph.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::strategies {
+
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;  ///< gradient buckets, ZeRO-3 prefetch, tensor-parallel gather buffers
+  [[nodiscard]] double total_bytes() const {
+    return weights_bytes + gradients_bytes + optimizer_bytes + activations_bytes + buffers_bytes;
+  }
+  bool operator==(const MemoryBreakdown&) const = default;
+};
+
+struct StageMemory {
+  std::int64_t stage = 0;
+  std::int64_t in_flight = 0;  ///< peak (micro-batch, chunk) forward passes held at once
+  double parameters = 0;       ///< parameters stored on one device of this stage, before ZeRO sharding
+  MemoryBreakdown memory;
+  bool operator==(const StageMemory&) const = default;
+};
+
+/// Bytes per parameter of weights, gradients and optimizer state before ZeRO sharding. Mixed
+/// precision Adam: 2 + 2 + 12 (fp32 master weights, momentum, variance) = 16 (Rajbhandari et al.
+/// 2020, §3.1); fp32 Adam 4 + 4 + 8; SGD with momentum keeps one fp32 state (plus the fp32 master
+/// in mixed precision); Adafactor's factored second moment is negligible, its master weights are not.
+struct BytesPerParameter {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+[[nodiscard]] BytesPerParameter bytes_per_parameter(models::DType precision, Optimizer optimizer);
+
+/// Activation bytes of one transformer layer for one micro-batch (Korthikanti et al. 2022, Table 2):
+///   no parallelism              s·b·h·(34 + 5·a·s/h)
+///   tensor parallel (t)         s·b·h·(10 + 24/t + 5·a·s/(h·t))
+///   tensor + sequence parallel  s·b·h/t·(34 + 5·a·s/h)
+///   + selective recompute       drops the 5·a·s/h term (attention core recomputed)
+///   full recompute              2·s·b·h (the layer input only; /t with sequence parallel)
+/// s sequence, b micro-batch, h hidden, a heads, t tensor-parallel size.
+[[nodiscard]] double korthikanti_layer_activation_bytes(std::int64_t s, std::int64_t b, std::int64_t h, std::int64_t a, std::int64_t t,
+                                                        bool sequence_parallel, Recompute recompute);
+
+/// Peak memory of one device of each pipeline stage.
+[[nodiscard]] std::vector<StageMemory> memory_per_stage(const models::Graph& graph, const Plan& plan);
+
+}  // namespace parasim::strategies

@@ -1,0 +1,301 @@
+#include "strategies/plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "strategies/stage_partition.hpp"
+
+namespace parasim::strategies {
+namespace {
+
+const std::vector<int> kNoAxes;
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+bool is_transformer(const models::Graph& g) { return g.transformer().has_value(); }
+
+bool is_cnn(const models::Graph& g) {
+  for (models::OpId id = 0; id < g.op_count(); ++id)
+    if (g.op(id).kind == models::OpKind::Conv2d) return true;
+  return false;
+}
+
+/// Transformer blocks are the graph layers between the embeddings (first) and the head (last).
+std::int64_t block_layers(const models::Graph& g) {
+  if (is_transformer(g)) return g.transformer()->layers;
+  return static_cast<std::int64_t>(g.layers().size());
+}
+
+struct MeshLayout {
+  DeviceMesh mesh;
+  int dp = -1, tp = -1, pp = -1, ep = -1;
+};
+
+MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
+  MeshLayout m;
+  std::vector<std::string> order = spec.mesh_order;
+  if (spec.ep > 1 && std::find(order.begin(), order.end(), "ep") == order.end()) {
+    // Experts are sharded over a sub-axis of data parallelism, just inside it.
+    auto dp_it = std::find(order.begin(), order.end(), "dp");
+    order.insert(dp_it == order.end() ? order.end() : dp_it + 1, "ep");
+  }
+  for (const auto& name : order) {
+    std::int64_t size = 1;
+    if (name == "pp") size = spec.pp;
+    else if (name == "tp") size = spec.tp;
+    else if (name == "dp") size = dp_total / std::max<std::int64_t>(spec.ep, 1);
+    else if (name == "ep") size = spec.ep;
+    m.mesh.axes.push_back(MeshAxis{name, size});
+  }
+  m.dp = m.mesh.axis_index("dp");
+  m.tp = m.mesh.axis_index("tp");
+  m.pp = m.mesh.axis_index("pp");
+  m.ep = m.mesh.axis_index("ep");
+  return m;
+}
+
+// The sharding of every operator, by dim name (see plan.hpp and models/transformer.hpp for the names):
+//  - data parallel: the batch dim b over the data axes (dp, then ep); MoE expert ops have no b: their
+//    token dim c over dp and the expert dim e over ep;
+//  - tensor parallel (transformers, Megatron): key/value heads g, MLP width f and vocabulary v over tp —
+//    Q/K/V and fc1 are column-parallel, o_proj and fc2 row-parallel (their contraction is split), the
+//    embedding and LM head vocabulary-parallel;
+//  - sequence parallel: the sequence dim s of the ops whose dims are exactly {b, s, h} (norms,
+//    dropouts, residual adds) over tp;
+//  - channel-split model parallel (CNNs): output channels co and channels c over tp.
+std::vector<OpSharding> assign_sharding(const models::Graph& g, const PlanSpec& spec, const MeshLayout& m) {
+  std::vector<OpSharding> out(g.op_count());
+  const bool transformer = is_transformer(g);
+  const bool cnn = !transformer && is_cnn(g);
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const models::Operator& o = g.op(id);
+    OpSharding& sh = out[id];
+    auto add = [&](const std::string& dim, std::vector<int> axes) {
+      axes.erase(std::remove_if(axes.begin(), axes.end(), [&](int a) { return a < 0 || m.mesh.axes[static_cast<std::size_t>(a)].size == 1; }),
+                 axes.end());
+      const models::Dim* d = o.find_dim(dim);
+      if (axes.empty() || d == nullptr || !d->splittable) return;
+      sh.dims.push_back(DimSharding{dim, std::move(axes)});
+    };
+    const bool expert_op = o.find_dim("e") != nullptr && o.find_dim("c") != nullptr;
+    if (expert_op) {
+      add("e", {m.ep});
+      add("c", {m.dp});
+    } else {
+      add("b", {m.dp, m.ep});
+    }
+    if (spec.tp > 1) {
+      if (transformer) {
+        for (const char* dim : {"g", "f", "v"}) add(dim, {m.tp});
+        const bool bsh = o.dims.size() == 3 && o.dims[0].name == "b" && o.dims[1].name == "s" && o.dims[2].name == "h";
+        if (spec.sequence_parallel && bsh) add("s", {m.tp});
+      } else if (cnn) {
+        for (const char* dim : {"co", "c"}) add(dim, {m.tp});
+      }
+    }
+  }
+  return out;
+}
+
+std::int64_t product_of_axes(const DeviceMesh& mesh, const std::vector<int>& axes) {
+  std::int64_t p = 1;
+  for (int a : axes) p *= mesh.axes[static_cast<std::size_t>(a)].size;
+  return p;
+}
+
+// Dims whose split must be exact (model dims); batch, token and vocabulary dims may be split unevenly
+// (the vocabulary is padded, as Megatron does).
+bool must_divide(const std::string& dim) { return dim == "g" || dim == "f" || dim == "co" || dim == "c" || dim == "e"; }
+
+std::vector<std::int32_t> chunk_assignment(const models::Graph& g, const PlanSpec& spec, std::int64_t chunks) {
+  const auto layers = static_cast<std::int64_t>(g.layers().size());
+  std::vector<std::int32_t> chunk_of(static_cast<std::size_t>(layers), 0);
+  if (!spec.stage_layers.empty()) {
+    std::int64_t layer = 0;
+    for (std::size_t c = 0; c < spec.stage_layers.size(); ++c)
+      for (std::int64_t k = 0; k < spec.stage_layers[c]; ++k) chunk_of[static_cast<std::size_t>(layer++)] = static_cast<std::int32_t>(c);
+    return chunk_of;
+  }
+  if (is_transformer(g) && g.transformer()->layers % chunks == 0) {
+    // Megatron: equal blocks per chunk; the embeddings join the first chunk, the head the last.
+    const std::int64_t per = g.transformer()->layers / chunks;
+    for (std::int64_t l = 0; l < layers; ++l) {
+      const std::int64_t block = std::clamp<std::int64_t>(l - 1, 0, g.transformer()->layers - 1);
+      chunk_of[static_cast<std::size_t>(l)] = static_cast<std::int32_t>(block / per);
+    }
+    return chunk_of;
+  }
+  // Otherwise: contiguous chunks that balance forward + backward FLOPs (linear partition).
+  std::vector<double> cost(static_cast<std::size_t>(layers), 0);
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const auto& o = g.op(id);
+    cost[static_cast<std::size_t>(o.layer)] += o.fwd_flops() + o.bwd_flops();
+  }
+  return balanced_partition(cost, chunks);
+}
+
+}  // namespace
+
+const std::vector<int>& OpSharding::axes_of(std::string_view dim) const {
+  for (const auto& d : dims)
+    if (d.dim == dim) return d.axes;
+  return kNoAxes;
+}
+
+std::int64_t Plan::dp() const {
+  return (dp_axis >= 0 ? mesh.axes[static_cast<std::size_t>(dp_axis)].size : 1) * ep();
+}
+std::int64_t Plan::tp() const { return tp_axis >= 0 ? mesh.axes[static_cast<std::size_t>(tp_axis)].size : 1; }
+std::int64_t Plan::ep() const { return ep_axis >= 0 ? mesh.axes[static_cast<std::size_t>(ep_axis)].size : 1; }
+
+std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices) {
+  if (spec.dp > 0) return spec.dp;
+  const std::int64_t mp = std::max<std::int64_t>(spec.tp, 1) * std::max<std::int64_t>(spec.pp, 1);
+  return std::max<std::int64_t>(devices / mp, 1);
+}
+
+std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec& training, const PlanSpec& spec, std::int64_t devices) {
+  auto problem = [](std::string pointer, std::string message) { return PlanProblem{std::move(pointer), std::move(message)}; };
+  if (spec.tp < 1) return problem("/plan/tp", "tp must be >= 1, found " + str(spec.tp));
+  if (spec.pp < 1) return problem("/plan/pp", "pp must be >= 1, found " + str(spec.pp));
+  if (spec.ep < 1) return problem("/plan/ep", "ep must be >= 1, found " + str(spec.ep));
+  if (spec.dp < 0) return problem("/plan/dp", "dp must be >= 1 (or 0 to derive it), found " + str(spec.dp));
+  if (spec.virtual_stages < 1) return problem("/plan/virtual_stages", "virtual_stages must be >= 1, found " + str(spec.virtual_stages));
+  if (training.micro_batch < 1) return problem("/training/micro_batch", "micro_batch must be >= 1, found " + str(training.micro_batch));
+  if (training.global_batch < 1) return problem("/training/global_batch", "global_batch must be >= 1, found " + str(training.global_batch));
+  if (spec.zero < 0 || spec.zero > 3) return problem("/plan/zero", "zero must be 0, 1, 2 or 3, found " + str(spec.zero));
+
+  const std::int64_t mp = spec.tp * spec.pp;
+  if (spec.dp == 0 && devices % mp != 0)
+    return problem("/plan/tp", "tp × pp = " + str(mp) + " does not divide the " + str(devices) + " devices of the cluster");
+  const std::int64_t dp = resolve_dp(spec, devices);
+  if (mp * dp != devices)
+    return problem(spec.dp > 0 ? "/plan/dp" : "/plan/tp",
+                   "the mesh tp × pp × dp = " + str(spec.tp) + " × " + str(spec.pp) + " × " + str(dp) + " = " + str(mp * dp) +
+                       " devices does not match the cluster's " + str(devices) + " devices");
+  if (dp % spec.ep != 0) return problem("/plan/ep", "ep (" + str(spec.ep) + ") must divide the data-parallel degree " + str(dp));
+
+  {
+    std::set<std::string> seen;
+    for (const auto& a : spec.mesh_order) {
+      if (a != "pp" && a != "dp" && a != "tp" && a != "ep")
+        return problem("/plan/mesh_order", "unknown mesh axis \"" + a + "\"; expected \"pp\", \"dp\", \"tp\" or \"ep\"");
+      if (!seen.insert(a).second) return problem("/plan/mesh_order", "mesh axis \"" + a + "\" appears twice");
+    }
+    for (const char* a : {"pp", "dp", "tp"})
+      if (!seen.count(a)) return problem("/plan/mesh_order", std::string("mesh_order must name axis \"") + a + "\"");
+  }
+
+  const auto& t = g.transformer();
+  if (t) {
+    if (t->heads % spec.tp != 0)
+      return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the " + str(t->heads) + " attention heads of the model");
+    if (t->kv_heads % spec.tp != 0)
+      return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the " + str(t->kv_heads) + " key/value heads of the model");
+    if (t->ffn_hidden % spec.tp != 0)
+      return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the MLP width " + str(t->ffn_hidden));
+    if (spec.ep > 1 && (t->experts == 0 || t->experts % spec.ep != 0))
+      return problem("/plan/ep", t->experts == 0 ? "ep > 1 needs a mixture-of-experts model"
+                                                 : "ep (" + str(spec.ep) + ") does not divide the " + str(t->experts) + " experts");
+  } else {
+    if (spec.sequence_parallel) return problem("/plan/sequence_parallel", "sequence parallel applies to transformer models only");
+    if (spec.ep > 1) return problem("/plan/ep", "ep > 1 needs a mixture-of-experts model");
+    if (spec.tp > 1 && !is_cnn(g))
+      return problem("/plan/tp", "tp > 1 needs a transformer (Megatron tensor parallel) or a CNN (channel-split model parallel)");
+  }
+  if (spec.sequence_parallel && spec.tp == 1) return problem("/plan/sequence_parallel", "sequence parallel needs tp > 1");
+
+  const std::int64_t blocks = block_layers(g);
+  const std::int64_t chunks = spec.pp * spec.virtual_stages;
+  if (spec.pp > blocks)
+    return problem("/plan/pp", "pp (" + str(spec.pp) + ") exceeds the " + str(blocks) + " layers of the model");
+  if (chunks > blocks)
+    return problem("/plan/virtual_stages", "pp × virtual_stages = " + str(chunks) + " model chunks exceeds the " + str(blocks) +
+                                               " layers of the model");
+  if (spec.virtual_stages > 1 && spec.schedule != Schedule::Interleaved1F1B)
+    return problem("/plan/virtual_stages", "virtual_stages > 1 needs \"schedule\": \"interleaved-1f1b\"");
+  if (spec.schedule == Schedule::Interleaved1F1B && spec.pp == 1)
+    return problem("/plan/schedule", "the interleaved-1f1b schedule needs pp > 1");
+  if (!spec.stage_layers.empty()) {
+    if (static_cast<std::int64_t>(spec.stage_layers.size()) != chunks)
+      return problem("/plan/stage_layers", "stage_layers lists " + str(static_cast<std::int64_t>(spec.stage_layers.size())) +
+                                               " chunks, expected pp × virtual_stages = " + str(chunks));
+    std::int64_t sum = 0;
+    for (auto n : spec.stage_layers) {
+      if (n < 1) return problem("/plan/stage_layers", "every chunk needs at least one layer");
+      sum += n;
+    }
+    if (sum != static_cast<std::int64_t>(g.layers().size()))
+      return problem("/plan/stage_layers", "stage_layers sums to " + str(sum) + ", but the graph has " +
+                                               str(static_cast<std::int64_t>(g.layers().size())) + " layers");
+  }
+
+  const std::int64_t per_step = training.micro_batch * dp;
+  if (training.global_batch % per_step != 0)
+    return problem("/training/global_batch", "global_batch (" + str(training.global_batch) + ") is not a multiple of micro_batch × dp = " +
+                                                 str(training.micro_batch) + " × " + str(dp) + " = " + str(per_step));
+  const std::int64_t m = training.global_batch / per_step;
+  if (spec.schedule == Schedule::Interleaved1F1B && m % spec.pp != 0)
+    return problem("/training/global_batch", "the interleaved-1f1b schedule needs the micro-batch count (" + str(m) +
+                                                 ") to be a multiple of pp (" + str(spec.pp) + ")");
+  PARASIM_CHECK(g.batch() == training.micro_batch * dp, "check_plan: the graph must be built with batch = micro_batch × dp");
+
+  const MeshLayout layout = build_mesh(spec, dp);
+  const auto sharding = assign_sharding(g, spec, layout);
+  for (models::OpId id = 0; id < g.op_count(); ++id) {
+    const auto& o = g.op(id);
+    for (const auto& ds : sharding[id].dims) {
+      const std::int64_t parts = product_of_axes(layout.mesh, ds.axes);
+      if (must_divide(ds.dim) && o.dim_size(ds.dim) % parts != 0)
+        return problem(parts == spec.tp ? "/plan/tp" : "/plan/ep",
+                       "the split over " + str(parts) + " devices does not divide dim \"" + ds.dim + "\" (size " +
+                           str(o.dim_size(ds.dim)) + ") of operator \"" + o.name + "\"");
+    }
+  }
+  return std::nullopt;
+}
+
+Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanSpec& spec, std::int64_t devices) {
+  if (auto p = check_plan(g, training, spec, devices)) PARASIM_CHECK(false, "make_plan: " + p->message);
+  const std::int64_t dp = resolve_dp(spec, devices);
+  const MeshLayout layout = build_mesh(spec, dp);
+  Plan plan;
+  plan.mesh = layout.mesh;
+  plan.dp_axis = layout.dp;
+  plan.tp_axis = layout.tp;
+  plan.pp_axis = layout.pp;
+  plan.ep_axis = layout.ep;
+  plan.sharding = assign_sharding(g, spec, layout);
+  plan.pp = spec.pp;
+  plan.virtual_stages = spec.virtual_stages;
+  plan.chunk_of_layer = chunk_assignment(g, spec, spec.pp * spec.virtual_stages);
+  plan.schedule = spec.schedule;
+  plan.global_batch = training.global_batch;
+  plan.micro_batch = training.micro_batch;
+  plan.micro_batches = training.global_batch / (training.micro_batch * dp);
+  plan.zero = spec.fsdp ? 3 : spec.zero;
+  plan.recompute = spec.recompute;
+  plan.sequence_parallel = spec.sequence_parallel;
+  plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
+  plan.overlap_grad_reduce = spec.overlap_grad_reduce;
+  plan.precision = training.precision;
+  plan.optimizer = training.optimizer;
+
+  std::ostringstream d;
+  d << "tp " << spec.tp << " × pp " << spec.pp << " × dp " << dp;
+  if (spec.ep > 1) d << " (ep " << spec.ep << ")";
+  d << ", " << to_string(spec.schedule);
+  if (spec.virtual_stages > 1) d << " v" << spec.virtual_stages;
+  d << ", micro-batch " << training.micro_batch << " × " << plan.micro_batches;
+  if (plan.zero > 0) d << (spec.fsdp ? ", fsdp" : ", zero-" + std::to_string(plan.zero));
+  if (spec.recompute != Recompute::None) d << ", recompute " << to_string(spec.recompute);
+  if (spec.sequence_parallel) d << ", sequence parallel";
+  plan.description = d.str();
+  return plan;
+}
+
+}  // namespace parasim::strategies

@@ -1,0 +1,81 @@
+#pragma once
+/// A Plan: how a model graph runs on a device mesh. Every parallel plan — data, tensor (Megatron),
+/// sequence, channel-split CNN model parallel, expert, pipeline, ZeRO/FSDP — is expressed in one
+/// vocabulary: a mesh with named axes, for every operator which mesh axes split which of its dims
+/// (GSPMD-style sharding; the layouts of its tensors follow), the pipeline stage of every layer, and
+/// the schedule. The lowering in sim/ derives every collective from these shardings; there is no
+/// separate code path per kind of parallelism.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/graph.hpp"
+#include "strategies/mesh.hpp"
+#include "strategies/plan_spec.hpp"
+
+namespace parasim::strategies {
+
+/// One dim of an operator split over mesh axes (several axes split it in order, outermost first).
+struct DimSharding {
+  std::string dim;
+  std::vector<int> axes;  ///< indices into DeviceMesh::axes
+  bool operator==(const DimSharding&) const = default;
+};
+
+/// The sharding of one operator: the dims that are split (every other dim is replicated).
+struct OpSharding {
+  std::vector<DimSharding> dims;
+  bool operator==(const OpSharding&) const = default;
+  /// Axes splitting `dim` (empty when replicated).
+  [[nodiscard]] const std::vector<int>& axes_of(std::string_view dim) const;
+};
+
+struct Plan {
+  std::string description;  ///< e.g. "tp 8 × pp 16 × dp 8, 1f1b, recompute full"
+  DeviceMesh mesh;
+  int dp_axis = -1, tp_axis = -1, pp_axis = -1, ep_axis = -1;  ///< -1 when the axis is absent
+  std::vector<OpSharding> sharding;      ///< per graph operator id
+  /// Per graph layer: the model chunk it belongs to. Chunk c runs on pipeline stage c mod pp
+  /// (interleaved schedules give each stage virtual_stages chunks: c, c+pp, c+2pp, ...).
+  std::vector<std::int32_t> chunk_of_layer;
+  std::int64_t pp = 1;
+  std::int64_t virtual_stages = 1;
+  Schedule schedule = Schedule::OneFOneB;
+  std::int64_t global_batch = 1;
+  std::int64_t micro_batch = 1;    ///< samples per micro-batch per data-parallel replica
+  std::int64_t micro_batches = 1;  ///< per replica per step (gradient accumulation steps)
+  int zero = 0;                    ///< 0–3; FSDP is stored as 3
+  Recompute recompute = Recompute::None;
+  bool sequence_parallel = false;
+  double grad_bucket_bytes = 25.0 * 1024 * 1024;
+  bool overlap_grad_reduce = true;
+  models::DType precision = models::DType::F16;
+  Optimizer optimizer = Optimizer::Adam;
+
+  bool operator==(const Plan&) const = default;
+
+  [[nodiscard]] std::int64_t dp() const;  ///< data-parallel degree (dp axis × ep axis)
+  [[nodiscard]] std::int64_t tp() const;
+  [[nodiscard]] std::int64_t ep() const;
+  [[nodiscard]] std::int64_t chunks() const { return pp * virtual_stages; }
+  [[nodiscard]] std::int64_t stage_of_chunk(std::int64_t chunk) const { return chunk % pp; }
+};
+
+/// The data-parallel degree a spec implies on `devices` devices (spec.dp, or devices / (tp·pp) when 0).
+[[nodiscard]] std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices);
+
+/// The first reason `spec` cannot run `graph` on `devices` devices, located at the scenario field it
+/// concerns (pointers like "/plan/tp", "/training/global_batch"), or nothing. Checks: degrees ≥ 1 whose
+/// product is the device count; tp divides attention heads, key/value heads and the MLP width (or CNN
+/// channels); pp ≤ layers, virtual stages divide layers per stage; the global batch divides into
+/// micro-batches over dp; schedule/virtual-stage consistency; ZeRO stage 0–3; ep divides experts and dp;
+/// sequence parallel needs tp > 1 and a transformer; mesh_order names each axis once.
+/// `graph` must be built with batch = micro_batch × dp.
+[[nodiscard]] std::optional<PlanProblem> check_plan(const models::Graph& graph, const TrainingSpec& training,
+                                                    const PlanSpec& spec, std::int64_t devices);
+
+/// Builds the Plan. Precondition: check_plan found nothing.
+[[nodiscard]] Plan make_plan(const models::Graph& graph, const TrainingSpec& training, const PlanSpec& spec, std::int64_t devices);
+
+}  // namespace parasim::strategies
