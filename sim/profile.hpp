@@ -5,6 +5,7 @@
 /// Efficiency curves are data in the profile, never constants in code.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +40,18 @@ struct DeviceProfile {
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from
   bool operator==(const DeviceProfile&) const = default;
+
+  /// Dense peak FLOP/s for `dtype`, or nothing when the device has no such compute path (V100: bf16).
+  [[nodiscard]] std::optional<double> peak_for(models::DType dtype) const;
+  /// Capacity less the runtime's reserve: what a plan may use.
+  [[nodiscard]] double usable_memory_bytes() const { return memory_capacity_bytes - memory_reserved_bytes; }
 };
+
+/// The names of the figures of a device profile, as keys of `sources` (and of its JSON form):
+/// "peak_flops_per_s.<dtype>" for each dtype it lists, "memory_bandwidth_bytes_per_s",
+/// "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency", "memory_efficiency",
+/// "kernel_launch_overhead_s".
+[[nodiscard]] std::vector<std::string> figure_names(const DeviceProfile& device);
 
 struct LinkProfile {
   std::string name;  ///< "nvlink3", "pcie4", "ib-hdr", "ici-v4", ...
@@ -48,9 +60,12 @@ struct LinkProfile {
   double latency_s = 0;              ///< per message / per algorithm step (alpha)
   /// Fraction of bandwidth a collective reaches, by message bytes (NCCL bus bandwidth over line rate).
   EfficiencyCurve efficiency;
-  std::map<std::string, std::string> sources;
+  std::map<std::string, std::string> sources;  ///< figure name → where it comes from
   bool operator==(const LinkProfile&) const = default;
 };
+
+/// The names of the figures of a link profile: "bandwidth_bytes_per_s", "latency_s", "efficiency".
+[[nodiscard]] std::vector<std::string> figure_names(const LinkProfile& link);
 
 struct Profile {
   std::string name;    ///< "datasheet" or the calibrated profile's name
@@ -64,7 +79,8 @@ struct Profile {
   [[nodiscard]] const LinkProfile& link(const std::string& name) const;
 };
 
-/// The built-in datasheet profile (parsed once from the embedded sim/profiles/*.json).
+/// The built-in datasheet profile (parsed once from the embedded sim/profiles/*.json; defined in
+/// sim/profile_json.cpp). Immutable, so sharing it between threads is safe.
 [[nodiscard]] const Profile& datasheet_profile();
 
 }  // namespace parasim::sim

@@ -1,0 +1,55 @@
+#include "sim/profile.hpp"
+
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace parasim::sim {
+
+double EfficiencyCurve::at(double size) const {
+  PARASIM_CHECK(!points.empty(), "an efficiency curve needs at least one point");
+  if (!(size > points.front().first)) return points.front().second;  // also catches NaN and size <= 0
+  if (size >= points.back().first) return points.back().second;
+  // Piecewise linear in log2(size): efficiency curves span sizes from kilobytes to terabytes, and
+  // the published microbenchmarks sample them at powers of two.
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const auto& [x1, y1] = points[i];
+    if (size > x1) continue;
+    const auto& [x0, y0] = points[i - 1];
+    const double t = (std::log2(size) - std::log2(x0)) / (std::log2(x1) - std::log2(x0));
+    return y0 + t * (y1 - y0);
+  }
+  return points.back().second;
+}
+
+std::optional<double> DeviceProfile::peak_for(models::DType dtype) const {
+  auto it = peak_flops_per_s.find(dtype);
+  if (it == peak_flops_per_s.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> figure_names(const DeviceProfile& device) {
+  std::vector<std::string> names;
+  for (const auto& [dtype, peak] : device.peak_flops_per_s)
+    names.push_back("peak_flops_per_s." + std::string(models::to_string(dtype)));
+  for (const char* n : {"memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency",
+                        "memory_efficiency", "kernel_launch_overhead_s"})
+    names.emplace_back(n);
+  return names;
+}
+
+std::vector<std::string> figure_names(const LinkProfile&) { return {"bandwidth_bytes_per_s", "latency_s", "efficiency"}; }
+
+const DeviceProfile& Profile::device(const std::string& name) const {
+  auto it = devices.find(name);
+  PARASIM_CHECK(it != devices.end(), "device \"" + name + "\" is not in profile \"" + this->name + "\"");
+  return it->second;
+}
+
+const LinkProfile& Profile::link(const std::string& name) const {
+  auto it = links.find(name);
+  PARASIM_CHECK(it != links.end(), "link \"" + name + "\" is not in profile \"" + this->name + "\"");
+  return it->second;
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,264 @@
+#include "sim/profile_json.hpp"
+
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+#include "common/did_you_mean.hpp"
+#include "common/json_reader.hpp"
+
+// The datasheet files, compiled into the binary by parasim_embed (sim/CMakeLists.txt).
+namespace parasim::embedded {
+std::string_view v100();
+std::string_view a100_40gb();
+std::string_view a100_80gb();
+std::string_view h100_sxm();
+std::string_view h200();
+std::string_view b200();
+std::string_view tpu_v4();
+std::string_view tpu_v5e();
+std::string_view tpu_v5p();
+std::string_view host_cpu();
+std::string_view link_classes();
+}  // namespace parasim::embedded
+
+namespace parasim::sim {
+namespace {
+
+nlohmann::json curve_to_json(const EfficiencyCurve& curve) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [size, eff] : curve.points) out.push_back(nlohmann::json::array({size, eff}));
+  return out;
+}
+
+nlohmann::json sources_to_json(const std::map<std::string, std::string>& sources) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [figure, source] : sources) out[figure] = source;
+  return out;
+}
+
+EfficiencyCurve read_curve(const JsonDocument& doc, const std::string& pointer) {
+  const auto& v = value_at(doc, pointer);
+  if (!v.is_array() || v.empty())
+    throw doc.error_at(pointer, "found " + describe_json_value(v) + ", expected a non-empty array of [size, efficiency] pairs");
+  EfficiencyCurve curve;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = json_pointer_append(pointer, i);
+    const auto& e = v[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
+      throw doc.error_at(at, "found " + describe_json_value(e) + ", expected a [size, efficiency] pair of numbers");
+    const double size = e[0].get<double>();
+    const double eff = e[1].get<double>();
+    if (!std::isfinite(size) || size <= 0)
+      throw doc.error_at(json_pointer_append(at, 0), "found " + describe_json_value(e[0]) + ", expected a size > 0");
+    if (!std::isfinite(eff) || eff <= 0 || eff > 1)
+      throw doc.error_at(json_pointer_append(at, 1), "found " + describe_json_value(e[1]) + ", expected an efficiency in (0, 1]");
+    if (!curve.points.empty() && size <= curve.points.back().first)
+      throw doc.error_at(json_pointer_append(at, 0), "found " + describe_json_value(e[0]) +
+                                                         ", expected a size larger than the previous point's (sizes must increase)");
+    curve.points.emplace_back(size, eff);
+  }
+  return curve;
+}
+
+/// Keys of the object at `pointer` (the value there is already known to be an object).
+std::vector<std::string> keys_of(const JsonDocument& doc, const std::string& pointer) {
+  std::vector<std::string> keys;
+  for (auto it = value_at(doc, pointer).begin(); it != value_at(doc, pointer).end(); ++it) keys.push_back(it.key());
+  return keys;
+}
+
+std::map<std::string, std::string> read_sources(ObjectReader& owner, const std::vector<std::string>& figures) {
+  std::map<std::string, std::string> sources;
+  if (!owner.has("sources")) {
+    owner.accept("sources");
+    return sources;
+  }
+  ObjectReader r = owner.object("sources");
+  for (const auto& key : keys_of(r.document(), r.pointer())) {
+    bool known = false;
+    for (const auto& f : figures) known = known || f == key;
+    if (!known)
+      throw r.document().error_at_key(r.pointer_of(key), "no figure named \"" + key + "\"" + did_you_mean(key, figures) +
+                                                             "; the figures are " + quoted_list(figures));
+    sources[key] = r.string(key);
+  }
+  return sources;
+}
+
+DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, const std::string& name) {
+  ObjectReader r(doc, pointer);
+  DeviceProfile d;
+  d.name = name;
+  d.description = r.string_or("description", "");
+  {
+    ObjectReader peaks = r.object("peak_flops_per_s");
+    for (const auto& key : keys_of(doc, peaks.pointer())) {
+      const auto dtype = models::dtype_from_string(key);
+      if (!dtype)
+        throw doc.error_at_key(peaks.pointer_of(key), "unknown dtype \"" + key + "\"" + did_you_mean(key, models::dtype_names()) +
+                                                          "; expected one of " + quoted_list(models::dtype_names()));
+      d.peak_flops_per_s[*dtype] = peaks.positive(key);
+    }
+    if (d.peak_flops_per_s.empty())
+      throw doc.error_at(peaks.pointer(), "found an empty object, expected the peak FLOP/s of at least one dtype");
+  }
+  d.memory_bandwidth_bytes_per_s = r.positive("memory_bandwidth_bytes_per_s");
+  d.memory_capacity_bytes = r.positive("memory_capacity_bytes");
+  d.memory_reserved_bytes = r.number_or("memory_reserved_bytes", 0, 0);
+  if (d.memory_reserved_bytes >= d.memory_capacity_bytes)
+    throw r.error("memory_reserved_bytes", "the reserve must be smaller than memory_capacity_bytes");
+  r.required("gemm_efficiency");
+  d.gemm_efficiency = read_curve(doc, r.pointer_of("gemm_efficiency"));
+  r.required("memory_efficiency");
+  d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
+  d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
+  d.default_intra_link = r.string_or("default_intra_link", "");
+  d.default_inter_link = r.string_or("default_inter_link", "");
+  d.sources = read_sources(r, figure_names(d));
+  r.finish();
+  return d;
+}
+
+LinkProfile read_link(const JsonDocument& doc, const std::string& pointer, const std::string& name) {
+  ObjectReader r(doc, pointer);
+  LinkProfile l;
+  l.name = name;
+  l.description = r.string_or("description", "");
+  l.bandwidth_bytes_per_s = r.positive("bandwidth_bytes_per_s");
+  l.latency_s = r.number("latency_s", 0);
+  r.required("efficiency");
+  l.efficiency = read_curve(doc, r.pointer_of("efficiency"));
+  l.sources = read_sources(r, figure_names(l));
+  r.finish();
+  return l;
+}
+
+/// Reads the optional "devices" and "links" members of `r` into `profile`. A name already present
+/// is an error (two datasheet files, or a user file, defining the same device).
+void read_members(ObjectReader& r, Profile& profile) {
+  const JsonDocument& doc = r.document();
+  if (r.has("devices")) {
+    ObjectReader devices = r.object("devices");
+    for (const auto& name : keys_of(doc, devices.pointer())) {
+      devices.accept(name);
+      if (profile.devices.count(name))
+        throw doc.error_at_key(devices.pointer_of(name), "device \"" + name + "\" is defined twice");
+      profile.devices.emplace(name, read_device(doc, devices.pointer_of(name), name));
+    }
+  } else {
+    r.accept("devices");
+  }
+  if (r.has("links")) {
+    ObjectReader links = r.object("links");
+    for (const auto& name : keys_of(doc, links.pointer())) {
+      links.accept(name);
+      if (profile.links.count(name)) throw doc.error_at_key(links.pointer_of(name), "link \"" + name + "\" is defined twice");
+      profile.links.emplace(name, read_link(doc, links.pointer_of(name), name));
+    }
+  } else {
+    r.accept("links");
+  }
+}
+
+/// The first default link of a device that the profile lacks: (device, field, message), or nothing.
+struct MissingLink {
+  std::string device;
+  std::string field;
+  std::string message;
+};
+std::optional<MissingLink> find_missing_link(const Profile& profile) {
+  std::vector<std::string> names;
+  for (const auto& [name, link] : profile.links) names.push_back(name);
+  for (const auto& [name, d] : profile.devices) {
+    for (const auto& [field, link] : {std::pair<std::string, std::string>{"default_intra_link", d.default_intra_link},
+                                      {"default_inter_link", d.default_inter_link}}) {
+      if (link.empty() || profile.links.count(link)) continue;
+      return MissingLink{name, field,
+                         "unknown link \"" + link + "\"" + did_you_mean(link, names) + "; the profile's links are " + quoted_list(names)};
+    }
+  }
+  return std::nullopt;
+}
+
+Profile load_datasheet() {
+  const std::pair<const char*, std::string_view (*)()> files[] = {
+      {"v100", embedded::v100},           {"a100_40gb", embedded::a100_40gb}, {"a100_80gb", embedded::a100_80gb},
+      {"h100_sxm", embedded::h100_sxm},   {"h200", embedded::h200},           {"b200", embedded::b200},
+      {"tpu_v4", embedded::tpu_v4},       {"tpu_v5e", embedded::tpu_v5e},     {"tpu_v5p", embedded::tpu_v5p},
+      {"host_cpu", embedded::host_cpu},   {"link_classes", embedded::link_classes},
+  };
+  Profile profile;
+  profile.name = "datasheet";
+  profile.origin = "built-in datasheet figures";
+  try {
+    for (const auto& [stem, text] : files) {
+      const JsonDocument doc = JsonDocument::parse(text(), std::string("sim/profiles/") + stem + ".json");
+      ObjectReader r(doc, "");
+      read_members(r, profile);
+      r.finish();
+    }
+  } catch (const InputError& e) {
+    // The embedded files are part of parasim, so a fault in them is a parasim bug, not bad input.
+    throw InternalError(std::string("built-in datasheet profile: ") + e.what());
+  }
+  if (auto missing = find_missing_link(profile))
+    throw InternalError("built-in datasheet profile: device \"" + missing->device + "\", " + missing->field + ": " + missing->message);
+  return profile;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Profile& profile) {
+  nlohmann::json devices = nlohmann::json::object();
+  for (const auto& [name, d] : profile.devices) {
+    nlohmann::json peaks = nlohmann::json::object();
+    for (const auto& [dtype, flops] : d.peak_flops_per_s) peaks[std::string(models::to_string(dtype))] = flops;
+    devices[name] = {
+        {"description", d.description},
+        {"peak_flops_per_s", peaks},
+        {"memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s},
+        {"memory_capacity_bytes", d.memory_capacity_bytes},
+        {"memory_reserved_bytes", d.memory_reserved_bytes},
+        {"gemm_efficiency", curve_to_json(d.gemm_efficiency)},
+        {"memory_efficiency", curve_to_json(d.memory_efficiency)},
+        {"kernel_launch_overhead_s", d.kernel_launch_overhead_s},
+        {"default_intra_link", d.default_intra_link},
+        {"default_inter_link", d.default_inter_link},
+        {"sources", sources_to_json(d.sources)},
+    };
+  }
+  nlohmann::json links = nlohmann::json::object();
+  for (const auto& [name, l] : profile.links) {
+    links[name] = {
+        {"description", l.description},
+        {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+        {"latency_s", l.latency_s},
+        {"efficiency", curve_to_json(l.efficiency)},
+        {"sources", sources_to_json(l.sources)},
+    };
+  }
+  return {{"name", profile.name}, {"origin", profile.origin}, {"devices", devices}, {"links", links}};
+}
+
+Profile profile_from_json(const JsonDocument& doc, const std::string& pointer) {
+  ObjectReader r(doc, pointer);
+  Profile profile;
+  profile.name = r.string("name");
+  profile.origin = r.string_or("origin", "profile file " + doc.file());
+  read_members(r, profile);
+  r.finish();
+  if (auto missing = find_missing_link(profile)) {
+    const std::string at =
+        json_pointer_append(json_pointer_append(json_pointer_append(pointer, "devices"), missing->device), missing->field);
+    throw doc.error_at(at, missing->message);
+  }
+  return profile;
+}
+
+const Profile& datasheet_profile() {
+  static const Profile profile = load_datasheet();
+  return profile;
+}
+
+}  // namespace parasim::sim

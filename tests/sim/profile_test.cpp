@@ -1,0 +1,204 @@
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "sim/profile.hpp"
+#include "sim/profile_json.hpp"
+
+using parasim::InputError;
+using parasim::JsonDocument;
+using parasim::models::DType;
+using namespace parasim::sim;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("efficiency curve: piecewise linear in log2(size), flat beyond its ends", "[sim][profile]") {
+  const EfficiencyCurve curve{{{1024, 0.2}, {4096, 0.6}}};
+  // Below the first and above the last point: the end values.
+  CHECK(curve.at(1) == 0.2);
+  CHECK(curve.at(0) == 0.2);
+  CHECK(curve.at(1e12) == 0.6);
+  // 2048 is halfway between 2^10 and 2^12 in log2: (0.2 + 0.6) / 2 = 0.4.
+  CHECK_THAT(curve.at(2048), WithinRel(0.4, 1e-12));
+  // 1448.15... = 2^10.5, a quarter of the way: 0.2 + 0.25 · 0.4 = 0.3.
+  CHECK_THAT(curve.at(1448.1546878700492), WithinRel(0.3, 1e-9));
+}
+
+TEST_CASE("datasheet profile: every device and link has every figure, each with a source", "[sim][profile]") {
+  const Profile& p = datasheet_profile();
+  CHECK(p.name == "datasheet");
+  CHECK(p.origin == "built-in datasheet figures");
+  for (const char* name : {"v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "tpu-v4", "tpu-v5e", "tpu-v5p", "host-cpu"}) {
+    INFO("device " << name);
+    REQUIRE(p.devices.count(name) == 1);
+    const DeviceProfile& d = p.device(name);
+    CHECK(d.name == name);
+    CHECK_FALSE(d.description.empty());
+    CHECK_FALSE(d.peak_flops_per_s.empty());
+    CHECK(d.memory_bandwidth_bytes_per_s > 0);
+    CHECK(d.memory_capacity_bytes > d.memory_reserved_bytes);
+    CHECK(d.memory_reserved_bytes > 0);
+    CHECK_FALSE(d.gemm_efficiency.points.empty());
+    CHECK_FALSE(d.memory_efficiency.points.empty());
+    CHECK(d.kernel_launch_overhead_s > 0);
+    CHECK(p.links.count(d.default_inter_link) == 1);
+    for (const auto& figure : figure_names(d)) {
+      INFO("figure " << figure);
+      CHECK(d.sources.count(figure) == 1);
+      if (d.sources.count(figure)) CHECK(d.sources.at(figure).size() > 10);
+    }
+  }
+  for (const char* name : {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-edr", "ib-hdr", "ib-ndr",
+                           "roce-400", "ethernet-100", "ici-v4", "ici-v5e", "ici-v5p", "dcn"}) {
+    INFO("link " << name);
+    REQUIRE(p.links.count(name) == 1);
+    const LinkProfile& l = p.link(name);
+    CHECK(l.bandwidth_bytes_per_s > 0);
+    CHECK(l.latency_s > 0);
+    CHECK_FALSE(l.efficiency.points.empty());
+    for (const auto& figure : figure_names(l)) {
+      INFO("figure " << figure);
+      CHECK(l.sources.count(figure) == 1);
+      if (l.sources.count(figure)) CHECK(l.sources.at(figure).size() > 10);
+    }
+  }
+}
+
+TEST_CASE("datasheet profile: spot values against shared/validation/hardware-specs.json", "[sim][profile]") {
+  const Profile& p = datasheet_profile();
+  SECTION("A100 80GB") {
+    const DeviceProfile& a = p.device("a100-80gb");
+    // A100_SXM4_80GB.bf16_fp16_tensor_tflops = 312; hbm_bandwidth_TBps = 2.039.
+    CHECK(a.peak_for(DType::BF16) == 312e12);
+    CHECK(a.memory_bandwidth_bytes_per_s == 2.039e12);
+    // cublaslt_fp16_gemm_tflops["8192^3"] = 253.7 of 312, at 2 · 8192^3 FLOPs.
+    CHECK_THAT(a.gemm_efficiency.at(2.0 * 8192 * 8192 * 8192), WithinRel(253.7 / 312, 1e-3));
+    // cublaslt_fp16_gemm_tflops["1024^3"] = 119.4 of 312.
+    CHECK_THAT(a.gemm_efficiency.at(2.0 * 1024 * 1024 * 1024), WithinRel(119.4 / 312, 1e-3));
+    // hbm_stream_TBps.triad = 1.7 of 2.039.
+    CHECK_THAT(a.memory_efficiency.at(1e9), WithinRel(1.7 / 2.039, 1e-3));
+  }
+  SECTION("H100 SXM and H200") {
+    const DeviceProfile& h = p.device("h100-sxm");
+    // H100_SXM5_80GB: bf16 989.4, fp8 1978.9 TF/s, 3.35 TB/s.
+    CHECK(h.peak_for(DType::BF16) == 989.4e12);
+    CHECK(h.peak_for(DType::FP8) == 1978.9e12);
+    CHECK(h.memory_bandwidth_bytes_per_s == 3.35e12);
+    // cublaslt_fp8_gemm_tflops["16384^3"] = 1377.3 of 1978.9, placed at 16384^3 FLOPs (bf16 equivalent).
+    CHECK_THAT(h.gemm_efficiency.at(16384.0 * 16384 * 16384), WithinRel(1377.3 / 1978.9, 1e-3));
+    // H200_SXM_141GB.hbm_bandwidth_TBps = 4.8; STREAM triad 4.15.
+    CHECK(p.device("h200").memory_bandwidth_bytes_per_s == 4.8e12);
+    CHECK_THAT(p.device("h200").memory_efficiency.at(1e9), WithinRel(4.15 / 4.8, 1e-3));
+  }
+  SECTION("V100 has no bf16; TPUs compute in bf16") {
+    // V100_SXM2.fp16_tensor_tflops = 125; Volta has no bf16 tensor cores.
+    CHECK(p.device("v100").peak_for(DType::F16) == 125e12);
+    CHECK_FALSE(p.device("v100").peak_for(DType::BF16).has_value());
+    // TPU_v4.bf16_tflops_per_chip = 275; TPU_v5e 197 and 819 GB/s; TPU_v5p 459 and 2765 GB/s.
+    CHECK(p.device("tpu-v4").peak_for(DType::BF16) == 275e12);
+    CHECK(p.device("tpu-v5e").memory_bandwidth_bytes_per_s == 819e9);
+    CHECK(p.device("tpu-v5p").memory_bandwidth_bytes_per_s == 2765e9);
+  }
+  SECTION("links") {
+    // NVLink3: 600 GB/s bidirectional = 300 per direction; 8-GPU all-reduce bus bandwidth 231.58.
+    CHECK(p.link("nvlink3").bandwidth_bytes_per_s == 300e9);
+    CHECK_THAT(p.link("nvlink3").efficiency.at(1e9), WithinRel(231.58 / 300, 1e-3));
+    // InfiniBand.HDR_Gbps_per_4x_port = 200 Gb/s = 25 GB/s; NDR 400 Gb/s = 50 GB/s.
+    CHECK(p.link("ib-hdr").bandwidth_bytes_per_s == 25e9);
+    CHECK(p.link("ib-ndr").bandwidth_bytes_per_s == 50e9);
+    // PCIe.gen4_x16 = 32 GB/s per direction.
+    CHECK(p.link("pcie4").bandwidth_bytes_per_s == 32e9);
+    // TPU_v5e: 400 GB/s bidirectional over 4 ports = 50 GB/s per direction per link.
+    CHECK(p.link("ici-v5e").bandwidth_bytes_per_s == 50e9);
+  }
+}
+
+TEST_CASE("profile JSON: to_json then profile_from_json gives the same profile", "[sim][profile]") {
+  const Profile& p = datasheet_profile();
+  const std::string text = to_json(p).dump(2);
+  const Profile back = profile_from_json(JsonDocument::parse(text, "round-trip.json"));
+  CHECK(back == p);
+}
+
+namespace {
+
+/// A minimal valid profile document with one device and one link; make() splices text at the
+/// markers Z (end of the device object) and L (end of the link object).
+std::string profile_text(const std::string& intra) {
+  return R"({
+  "name": "mine",
+  "devices": {
+    "chip": {
+      "peak_flops_per_s": { "bf16": 1e12 },
+      "memory_bandwidth_bytes_per_s": 1e11,
+      "memory_capacity_bytes": 1e9,
+      "gemm_efficiency": [[1e6, 0.5], [1e9, 0.9]],
+      "memory_efficiency": [[1e6, 0.8]],
+      "kernel_launch_overhead_s": 1e-6,
+      "default_intra_link": ")" + intra + R"("Z
+    }
+  },
+  "links": {
+    "wire": { "bandwidth_bytes_per_s": 1e10, "latency_s": 1e-6, "efficiency": [[1, 1.0]]L }
+  }
+}
+)";
+}
+
+std::string make(const std::string& device_extra, const std::string& link_extra = "", const std::string& intra = "wire") {
+  std::string t = profile_text(intra);
+  t.replace(t.find("Z\n"), 1, device_extra);
+  t.replace(t.find("]L"), 2, "]" + link_extra);
+  return t;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)profile_from_json(JsonDocument::parse(text, "p.json"));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault", "[sim][profile]") {
+  SECTION("a valid document reads, with the origin defaulted to the file") {
+    const Profile p = profile_from_json(JsonDocument::parse(make(""), "p.json"));
+    CHECK(p.origin == "profile file p.json");
+    CHECK(p.device("chip").memory_reserved_bytes == 0);
+    CHECK(p.link("wire").bandwidth_bytes_per_s == 1e10);
+  }
+  SECTION("unknown key, with did-you-mean") {
+    CHECK(error_of(make(",\n      \"desription\": \"x\"")) ==
+          "p.json:12:7: at /devices/chip/desription: unknown key \"desription\" (did you mean \"description\"?); expected one of "
+          "\"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", \"kernel_launch_overhead_s\", "
+          "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
+          "\"peak_flops_per_s\" or \"sources\"");
+  }
+  SECTION("an efficiency above 1") {
+    std::string t = make("");
+    t.replace(t.find("0.9]"), 3, "1.5");
+    CHECK(error_of(t) ==
+          "p.json:8:45: at /devices/chip/gemm_efficiency/1/1: found number 1.5, expected an efficiency in (0, 1]");
+  }
+  SECTION("a source for a figure the device does not have") {
+    CHECK(error_of(make(",\n      \"sources\": { \"peak_flops_per_s.fp16\": \"x\" }")) ==
+          "p.json:12:20: at /devices/chip/sources/peak_flops_per_s.fp16: no figure named \"peak_flops_per_s.fp16\" (did you mean "
+          "\"peak_flops_per_s.bf16\"?); the figures are \"peak_flops_per_s.bf16\", \"memory_bandwidth_bytes_per_s\", "
+          "\"memory_capacity_bytes\", \"memory_reserved_bytes\", \"gemm_efficiency\", \"memory_efficiency\" or "
+          "\"kernel_launch_overhead_s\"");
+  }
+  SECTION("an unknown dtype") {
+    std::string t = make("");
+    t.replace(t.find("\"bf16\""), 6, "\"bf61\"");
+    CHECK(error_of(t) == "p.json:5:29: at /devices/chip/peak_flops_per_s/bf61: unknown dtype \"bf61\" (did you mean \"bf16\"?); "
+                         "expected one of \"fp32\", \"tf32\", \"fp16\", \"bf16\", \"fp8\", \"int32\", \"int64\" or \"uint8\"");
+  }
+  SECTION("a default link the profile lacks") {
+    CHECK(error_of(make("", "", "wrie")) ==
+          "p.json:11:29: at /devices/chip/default_intra_link: unknown link \"wrie\" (did you mean \"wire\"?); the profile's links are \"wire\"");
+  }
+}
