@@ -46,8 +46,12 @@ struct Cluster {
   [[nodiscard]] std::int64_t device_count() const { return static_cast<std::int64_t>(devices.size()); }
   [[nodiscard]] std::int64_t node_of(std::int64_t device) const { return devices[static_cast<std::size_t>(device)].node; }
   /// Inter-node bandwidth available to one device when every device of its node sends at once
-  /// (nics_per_node × NIC bandwidth / devices_per_node), per direction.
+  /// (nics_per_node × NIC bandwidth / devices_per_node), per direction, in bytes/s, before the
+  /// link's efficiency. On a torus, build_cluster sets one "NIC" per chip: one torus link.
   [[nodiscard]] double inter_bandwidth_per_device() const;
+  /// Torus coordinates of a device (dimension 0 varies fastest with the id). Precondition: torus_dims
+  /// is set and `device` is in range.
+  [[nodiscard]] std::vector<std::int64_t> torus_coordinates(std::int64_t device) const;
 };
 
 /// A problem with a cluster spec against a profile: the field (JSON pointer under the scenario's
@@ -64,8 +68,9 @@ struct ClusterProblem {
 /// Precondition: check_cluster_spec found nothing.
 [[nodiscard]] Cluster build_cluster(const ClusterSpec& spec, const Profile& profile);
 
-/// Named cluster presets ("dgx-a100", "dgx-h100", "dgx-v100-pcie", "tpu-v4-pod", ...), for the
-/// scenario's "cluster": {"preset": ...}; each sets every field of the spec but `nodes`.
+/// Named cluster presets ("dgx-a100", "dgx-h100", "pcie-v100", "tpu-v4-pod", ...), for the
+/// scenario's "cluster": {"preset": ...}; each sets every field of the spec but `nodes` (torus
+/// presets set `torus_ndims`, so their dims follow from the node count).
 [[nodiscard]] std::optional<ClusterSpec> cluster_preset(const std::string& name);
 [[nodiscard]] std::vector<std::string> cluster_preset_names();
 

@@ -31,6 +31,10 @@ struct InterNodeSpec {
   double oversubscription = 1;  ///< leaf-to-spine oversubscription of the fat-tree (1 = non-blocking)
   bool rail_optimized = true;   ///< NIC i of every node on leaf switch i (rail-optimised fat-tree)
   std::vector<std::int64_t> torus_dims;  ///< chips per torus dimension (TPU slices), product = device count
+  /// With torus_dims empty: the number of torus dimensions (2 or 3 for TPU pods), and the dims are
+  /// derived from the device count as the most balanced factorisation, smallest first (64 → 4×4×4,
+  /// 128 → 4×4×8). Lets a preset name the topology without knowing the node count. 0 = unset.
+  std::int64_t torus_ndims = 0;
   bool torus_wraparound = true;
   bool operator==(const InterNodeSpec&) const = default;
 };

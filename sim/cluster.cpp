@@ -1,0 +1,287 @@
+#include "sim/cluster.hpp"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "common/did_you_mean.hpp"
+#include "common/error.hpp"
+
+namespace parasim::sim {
+namespace {
+
+constexpr std::int64_t kMaxTorusDims = 6;
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+template <typename Map>
+std::vector<std::string> names_of(const Map& map) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : map) names.push_back(name);
+  return names;
+}
+
+std::string unknown(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
+  return "unknown " + what + " \"" + name + "\"" + did_you_mean(name, known) + "; expected one of " + quoted_list(known);
+}
+
+/// Gbit/s per direction → bytes/s.
+double gbps_to_bytes_per_s(double gbps) { return gbps * 1e9 / 8; }
+
+std::optional<ClusterProblem> check_override(const std::string& pointer, const std::optional<double>& bandwidth_gbps,
+                                             const std::optional<double>& latency_us) {
+  if (bandwidth_gbps && !(std::isfinite(*bandwidth_gbps) && *bandwidth_gbps > 0))
+    return ClusterProblem{pointer + "/bandwidth_gbps", "found " + format_number(*bandwidth_gbps) + ", expected a bandwidth > 0 Gbit/s"};
+  if (latency_us && !(std::isfinite(*latency_us) && *latency_us >= 0))
+    return ClusterProblem{pointer + "/latency_us", "found " + format_number(*latency_us) + ", expected a latency >= 0 us"};
+  return std::nullopt;
+}
+
+/// The most balanced factorisation of n into `k` factors (smallest largest factor, then the
+/// lexicographically largest smallest factors), ascending: 64,3 → {4,4,4}; 128,3 → {4,4,8}; 8,2 → {2,4}.
+std::vector<std::int64_t> balanced_dims(std::int64_t n, std::int64_t k) {
+  std::vector<std::int64_t> best;
+  std::vector<std::int64_t> current;
+  // Depth-first over non-decreasing factor lists; device counts are at most a few tens of thousands.
+  auto better = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    if (b.empty()) return true;
+    if (a.back() != b.back()) return a.back() < b.back();
+    return a > b;
+  };
+  auto search = [&](auto&& self, std::int64_t rest, std::int64_t min_factor, std::int64_t left) -> void {
+    if (left == 1) {
+      if (rest >= min_factor) {
+        current.push_back(rest);
+        if (better(current, best)) best = current;
+        current.pop_back();
+      }
+      return;
+    }
+    for (std::int64_t f = min_factor; f <= rest; ++f) {
+      if (rest % f) continue;
+      // The remaining left-1 factors are each >= f, so f^(left-1) must divide into rest / f.
+      std::int64_t need = 1;
+      for (std::int64_t i = 0; i < left - 1 && need <= rest / f; ++i) need *= f;
+      if (need > rest / f) break;
+      current.push_back(f);
+      self(self, rest / f, f, left - 1);
+      current.pop_back();
+    }
+  };
+  search(search, n, 1, k);
+  return best;
+}
+
+Link resolve_link(const LinkProfile& profile, const std::optional<double>& bandwidth_gbps, const std::optional<double>& latency_us) {
+  Link link;
+  link.name = profile.name;
+  link.bandwidth_bytes_per_s = bandwidth_gbps ? gbps_to_bytes_per_s(*bandwidth_gbps) : profile.bandwidth_bytes_per_s;
+  link.latency_s = latency_us ? *latency_us * 1e-6 : profile.latency_s;
+  link.efficiency = profile.efficiency;
+  return link;
+}
+
+}  // namespace
+
+double Cluster::inter_bandwidth_per_device() const {
+  if (devices_per_node <= 0) return 0;
+  return static_cast<double>(nics_per_node) * inter.bandwidth_bytes_per_s / static_cast<double>(devices_per_node);
+}
+
+std::vector<std::int64_t> Cluster::torus_coordinates(std::int64_t device) const {
+  PARASIM_CHECK(!torus_dims.empty(), "torus coordinates asked of a cluster without a torus");
+  PARASIM_CHECK(device >= 0 && device < device_count(), "device " + std::to_string(device) + " out of range");
+  std::vector<std::int64_t> coords;
+  coords.reserve(torus_dims.size());
+  for (const std::int64_t dim : torus_dims) {
+    coords.push_back(device % dim);
+    device /= dim;
+  }
+  return coords;
+}
+
+std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const Profile& profile) {
+  if (!profile.devices.count(spec.device)) return ClusterProblem{"/device", unknown("device", spec.device, names_of(profile.devices))};
+  const DeviceProfile& device = profile.device(spec.device);
+  if (spec.nodes < 1) return ClusterProblem{"/nodes", "found " + std::to_string(spec.nodes) + ", expected at least 1 node"};
+  if (spec.devices_per_node < 1)
+    return ClusterProblem{"/devices_per_node", "found " + std::to_string(spec.devices_per_node) + ", expected at least 1 device per node"};
+  if (spec.nodes > std::numeric_limits<std::int32_t>::max() / spec.devices_per_node)
+    return ClusterProblem{"/nodes", "found " + std::to_string(spec.nodes) + " nodes of " + std::to_string(spec.devices_per_node) +
+                                        " devices, more devices than parasim can simulate"};
+  const auto link_names = names_of(profile.links);
+
+  // Intra-node link: crossed only when a node holds more than one device.
+  const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;
+  if (!spec.intra_node.link.empty() && !profile.links.count(spec.intra_node.link))
+    return ClusterProblem{"/intra_node/link", unknown("link", spec.intra_node.link, link_names)};
+  if (intra.empty() && spec.devices_per_node > 1)
+    return ClusterProblem{"/intra_node/link", "device \"" + spec.device + "\" has no default intra-node link; name one (" +
+                                                  quoted_list(link_names) + ")"};
+  if (auto p = check_override("/intra_node", spec.intra_node.bandwidth_gbps, spec.intra_node.latency_us)) return p;
+
+  // Inter-node network.
+  const InterNodeSpec& net = spec.inter_node;
+  const bool torus = net.kind == InterNodeKind::Torus;
+  if (net.kind == InterNodeKind::None && spec.nodes > 1)
+    return ClusterProblem{"/inter_node/kind", "a cluster of " + std::to_string(spec.nodes) +
+                                                  " nodes needs an inter-node network; without one it may have 1 node only"};
+  const std::string inter = net.link.empty() ? device.default_inter_link : net.link;
+  if (!net.link.empty() && !profile.links.count(net.link)) return ClusterProblem{"/inter_node/link", unknown("link", net.link, link_names)};
+  if (inter.empty() && (spec.nodes > 1 || torus))
+    return ClusterProblem{"/inter_node/link", "device \"" + spec.device + "\" has no default inter-node link; name one (" +
+                                                  quoted_list(link_names) + ")"};
+  if (auto p = check_override("/inter_node", net.bandwidth_gbps, net.latency_us)) return p;
+  if (net.nics_per_node < 0)
+    return ClusterProblem{"/inter_node/nics_per_node",
+                          "found " + std::to_string(net.nics_per_node) + ", expected a NIC count >= 0 (0 = one per device)"};
+  if (!(std::isfinite(net.oversubscription) && net.oversubscription >= 1))
+    return ClusterProblem{"/inter_node/oversubscription",
+                          "found " + format_number(net.oversubscription) + ", expected an oversubscription factor >= 1 (1 = non-blocking)"};
+
+  // Torus shape.
+  if (!torus && !net.torus_dims.empty())
+    return ClusterProblem{"/inter_node/torus_dims", "torus_dims applies only to a torus inter-node network"};
+  if (!torus && net.torus_ndims != 0)
+    return ClusterProblem{"/inter_node/torus_ndims", "torus_ndims applies only to a torus inter-node network"};
+  if (torus) {
+    if (net.torus_dims.empty()) {
+      if (net.torus_ndims < 1 || net.torus_ndims > kMaxTorusDims)
+        return ClusterProblem{"/inter_node/torus_dims", "a torus needs torus_dims (chips per dimension) or torus_ndims (1 to " +
+                                                            std::to_string(kMaxTorusDims) + " dimensions)"};
+    } else {
+      if (static_cast<std::int64_t>(net.torus_dims.size()) > kMaxTorusDims)
+        return ClusterProblem{"/inter_node/torus_dims", "found " + std::to_string(net.torus_dims.size()) +
+                                                            " dimensions, expected at most " + std::to_string(kMaxTorusDims)};
+      std::int64_t product = 1;
+      for (std::size_t i = 0; i < net.torus_dims.size(); ++i) {
+        const std::int64_t d = net.torus_dims[i];
+        if (d < 1 || d > spec.device_count())
+          return ClusterProblem{"/inter_node/torus_dims/" + std::to_string(i),
+                                "found " + std::to_string(d) + ", expected between 1 and the device count " + std::to_string(spec.device_count())};
+        product *= d;
+        if (product > spec.device_count()) break;
+      }
+      if (product != spec.device_count()) {
+        std::string shape;
+        for (std::size_t i = 0; i < net.torus_dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(net.torus_dims[i]);
+        return ClusterProblem{"/inter_node/torus_dims", "a " + shape + " torus does not hold the cluster's " + std::to_string(spec.device_count()) +
+                                                            " devices (" + std::to_string(spec.nodes) + " nodes x " +
+                                                            std::to_string(spec.devices_per_node) + ")"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
+  if (auto problem = check_cluster_spec(spec, profile))
+    PARASIM_CHECK(false, "build_cluster on an unchecked spec: at " + problem->pointer + ": " + problem->message);
+  const DeviceProfile& device = profile.device(spec.device);
+  Cluster c;
+  c.nodes = spec.nodes;
+  c.devices_per_node = spec.devices_per_node;
+  c.devices.reserve(static_cast<std::size_t>(spec.device_count()));
+  for (std::int64_t id = 0; id < spec.device_count(); ++id) c.devices.push_back(Device{id, id / spec.devices_per_node, spec.device, 1});
+  c.intra_kind = spec.intra_node.kind;
+  c.inter_kind = spec.inter_node.kind;
+  const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;
+  if (!intra.empty()) c.intra = resolve_link(profile.link(intra), spec.intra_node.bandwidth_gbps, spec.intra_node.latency_us);
+  const std::string inter = spec.inter_node.link.empty() ? device.default_inter_link : spec.inter_node.link;
+  if (!inter.empty() && (spec.inter_node.kind != InterNodeKind::None))
+    c.inter = resolve_link(profile.link(inter), spec.inter_node.bandwidth_gbps, spec.inter_node.latency_us);
+  // A torus chip drives its own links: one torus link's bandwidth per device.
+  c.nics_per_node = (spec.inter_node.nics_per_node == 0 || spec.inter_node.kind == InterNodeKind::Torus) ? spec.devices_per_node
+                                                                                                          : spec.inter_node.nics_per_node;
+  c.oversubscription = spec.inter_node.oversubscription;
+  c.rail_optimized = spec.inter_node.rail_optimized;
+  if (spec.inter_node.kind == InterNodeKind::Torus)
+    c.torus_dims = spec.inter_node.torus_dims.empty() ? balanced_dims(spec.device_count(), spec.inter_node.torus_ndims)
+                                                      : spec.inter_node.torus_dims;
+  c.torus_wraparound = spec.inter_node.torus_wraparound;
+  return c;
+}
+
+namespace {
+
+ClusterSpec dgx(const std::string& device, const std::string& nvlink, const std::string& nic) {
+  ClusterSpec s;
+  s.device = device;
+  s.nodes = 1;
+  s.devices_per_node = 8;
+  s.intra_node = IntraNodeSpec{IntraNodeKind::NVSwitch, nvlink, std::nullopt, std::nullopt};
+  s.inter_node.kind = InterNodeKind::FatTree;
+  s.inter_node.link = nic;
+  s.inter_node.nics_per_node = 8;  // one NIC per GPU
+  s.inter_node.oversubscription = 1;
+  s.inter_node.rail_optimized = true;
+  return s;
+}
+
+ClusterSpec tpu(const std::string& device, const std::string& ici, std::int64_t chips_per_host, std::int64_t ndims) {
+  ClusterSpec s;
+  s.device = device;
+  s.nodes = 1;
+  s.devices_per_node = chips_per_host;
+  // Chips of one host are torus neighbours like any others: the intra-node link is the same ICI
+  // link, and the torus collectives never use the host grouping.
+  s.intra_node = IntraNodeSpec{IntraNodeKind::NVSwitch, ici, std::nullopt, std::nullopt};
+  s.inter_node.kind = InterNodeKind::Torus;
+  s.inter_node.link = ici;
+  s.inter_node.nics_per_node = 0;
+  s.inter_node.rail_optimized = false;
+  s.inter_node.torus_ndims = ndims;
+  s.inter_node.torus_wraparound = true;
+  return s;
+}
+
+const std::map<std::string, ClusterSpec>& presets() {
+  static const std::map<std::string, ClusterSpec> table = [] {
+    std::map<std::string, ClusterSpec> t;
+    // NVIDIA DGX A100: 8 GPUs on NVSwitch (NVLink3), 8 single-port HDR 200 Gb/s HCAs, and in a
+    // SuperPOD a rail-optimised non-blocking fat-tree; the superpod name is the same node model.
+    t["dgx-a100"] = dgx("a100-80gb", "nvlink3", "ib-hdr");
+    t["dgx-a100-superpod"] = t["dgx-a100"];
+    t["dgx-a100-40gb"] = dgx("a100-40gb", "nvlink3", "ib-hdr");
+    // DGX H100 / H200: NVLink4 through NVSwitch, 8 ConnectX-7 NDR 400 Gb/s.
+    t["dgx-h100"] = dgx("h100-sxm", "nvlink4", "ib-ndr");
+    t["dgx-h100-superpod"] = t["dgx-h100"];
+    t["dgx-h200"] = dgx("h200", "nvlink4", "ib-ndr");
+    // DGX B200: NVLink5, 8 ConnectX-7 400 Gb/s.
+    t["dgx-b200"] = dgx("b200", "nvlink5", "ib-ndr");
+    // DGX-2-like: V100 on a 1st-generation NVSwitch. A real DGX-2 holds 16 GPUs and 8 EDR HCAs; this
+    // preset models half of one (8 GPUs, 4 EDR NICs) so that every preset has 8 GPUs a node.
+    t["dgx-v100"] = dgx("v100", "nvlink2", "ib-edr");
+    t["dgx-v100"].inter_node.nics_per_node = 4;
+    // A commodity PCIe server: 8 V100 on PCIe Gen3 without NVLink, one 100 Gb/s Ethernet NIC.
+    ClusterSpec pcie = dgx("v100", "pcie3", "ethernet-100");
+    pcie.intra_node.kind = IntraNodeKind::PCIe;
+    pcie.inter_node.nics_per_node = 1;
+    pcie.inter_node.rail_optimized = false;
+    t["pcie-v100"] = pcie;
+    // TPU pods (Google Cloud TPU docs): v4 and v5p hosts drive 4 chips in a 3D torus; v5e hosts 8
+    // chips (hardware-specs.json TPU_v5e.chips_per_host) in a 2D torus.
+    t["tpu-v4-pod"] = tpu("tpu-v4", "ici-v4", 4, 3);
+    t["tpu-v5e-pod"] = tpu("tpu-v5e", "ici-v5e", 8, 2);
+    t["tpu-v5p-pod"] = tpu("tpu-v5p", "ici-v5p", 4, 3);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::optional<ClusterSpec> cluster_preset(const std::string& name) {
+  auto it = presets().find(name);
+  if (it == presets().end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> cluster_preset_names() { return names_of(presets()); }
+
+}  // namespace parasim::sim
