@@ -36,8 +36,21 @@ struct CollectiveEstimate {
 };
 
 /// Time of `kind` over the devices in `group` (distinct device ids, ascending) moving `bytes` (see the
-/// size convention above) with `algorithm` (Auto = the fastest applicable). A group of one device costs
-/// zero. SendRecv takes a group of exactly two: {src, dst} in any order.
+/// size convention above) with `algorithm` (Auto = the fastest applicable). A group of one device, or
+/// zero bytes, costs zero. SendRecv takes a group of exactly two: {src, dst} in any order.
+///
+/// Which algorithms apply (each formula is derived in its file under sim/collectives/):
+///  - Ring: all-reduce, reduce-scatter, all-gather, broadcast; on any cluster.
+///  - Tree (NCCL double binary tree): all-reduce, on switched (non-torus) clusters.
+///  - Hierarchical: all-reduce, reduce-scatter, all-gather over ≥ 2 nodes with the same number (≥ 2)
+///    of members on each, on switched clusters.
+///  - TorusRings: all-reduce, reduce-scatter, all-gather on a torus, for a group that is a sub-grid
+///    (the product of its coordinates along each dimension).
+///  - Direct: all-to-all and send-recv (the only algorithm for those).
+/// A requested algorithm that does not apply is replaced by the fastest that does; the estimate's
+/// `algorithm` always names the one used. Bytes per device are averages over the group (for
+/// send-recv, the sender's). On a torus every byte counts as inter-node (torus links).
+/// Preconditions (checked, InternalError): ids in range and distinct, bytes finite and ≥ 0.
 [[nodiscard]] CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, std::span<const std::int64_t> group,
                                                  double bytes, CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto);
 

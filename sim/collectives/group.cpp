@@ -1,0 +1,47 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "sim/collectives/algorithms.hpp"
+
+namespace parasim::sim::collectives {
+
+double effective_bandwidth(const Link& link, double bandwidth_bytes_per_s, double bytes) {
+  PARASIM_CHECK(bandwidth_bytes_per_s > 0, "link \"" + link.name + "\" has no bandwidth but a collective crosses it");
+  return bandwidth_bytes_per_s * link.efficiency.at(bytes);
+}
+
+GroupShape analyse_group(const Cluster& cluster, std::span<const std::int64_t> group) {
+  GroupShape shape;
+  shape.size = static_cast<std::int64_t>(group.size());
+  std::map<std::int64_t, std::int64_t> members;  // node → members
+  for (const std::int64_t d : group) ++members[cluster.node_of(d)];
+  shape.nodes = static_cast<std::int64_t>(members.size());
+  shape.min_per_node = shape.size;
+  for (const auto& [node, count] : members) {
+    shape.per_node.push_back(count);
+    shape.min_per_node = std::min(shape.min_per_node, count);
+    shape.max_per_node = std::max(shape.max_per_node, count);
+  }
+  if (is_torus(cluster)) {
+    const std::size_t dims = cluster.torus_dims.size();
+    std::vector<std::set<std::int64_t>> coords(dims);
+    for (const std::int64_t d : group) {
+      const auto c = cluster.torus_coordinates(d);
+      for (std::size_t i = 0; i < dims; ++i) coords[i].insert(c[i]);
+    }
+    std::int64_t product = 1;
+    for (std::size_t i = 0; i < dims; ++i) {
+      const auto extent = static_cast<std::int64_t>(coords[i].size());
+      shape.extents.push_back(extent);
+      shape.full_ring.push_back(cluster.torus_wraparound && extent == cluster.torus_dims[i] && extent >= 3);
+      product *= extent;
+    }
+    // The group lies inside the product of its coordinate sets; equal sizes mean it is all of it.
+    shape.subgrid = product == shape.size;
+  }
+  return shape;
+}
+
+}  // namespace parasim::sim::collectives

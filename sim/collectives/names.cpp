@@ -1,0 +1,42 @@
+// Names of collective kinds and algorithms, as scenarios, results and traces write them.
+#include "sim/collectives.hpp"
+
+namespace parasim::sim {
+
+std::string_view to_string(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return "all-reduce";
+    case CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case CollectiveKind::AllGather: return "all-gather";
+    case CollectiveKind::AllToAll: return "all-to-all";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::SendRecv: return "send-recv";
+  }
+  return "all-reduce";
+}
+
+std::string_view to_string(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::Auto: return "auto";
+    case CollectiveAlgorithm::Ring: return "ring";
+    case CollectiveAlgorithm::Tree: return "tree";
+    case CollectiveAlgorithm::Hierarchical: return "hierarchical";
+    case CollectiveAlgorithm::TorusRings: return "torus-rings";
+    case CollectiveAlgorithm::Direct: return "direct";
+  }
+  return "auto";
+}
+
+const std::vector<std::string>& collective_algorithm_names() {
+  static const std::vector<std::string> names{"auto", "ring", "tree", "hierarchical", "torus-rings", "direct"};
+  return names;
+}
+
+std::optional<CollectiveAlgorithm> collective_algorithm_from_string(std::string_view s) {
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
+                                CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::TorusRings, CollectiveAlgorithm::Direct})
+    if (to_string(a) == s) return a;
+  return std::nullopt;
+}
+
+}  // namespace parasim::sim

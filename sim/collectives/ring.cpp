@@ -1,0 +1,79 @@
+// Ring algorithms (NCCL's default for large messages): all-reduce as reduce-scatter + all-gather
+// around a ring, and the pipelined ring broadcast.
+#include <algorithm>
+#include <limits>
+
+#include "common/error.hpp"
+#include "sim/collectives/algorithms.hpp"
+
+namespace parasim::sim::collectives {
+
+Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes) {
+  if (is_torus(cluster)) {
+    // A ring embedded in the torus: every hop is one torus link, one direction.
+    return {effective_bandwidth(cluster.inter, cluster.inter.bandwidth_bytes_per_s, bytes), cluster.inter.latency_s};
+  }
+  // Bottleneck of a ring through n nodes with k members each. Inside a node the ring's edges are the
+  // devices' intra-node links: B_intra. NCCL builds as many channels (rings) as there are NICs near
+  // the devices, each entering and leaving a node through its own NIC, and each channel carries 1/k
+  // of the data; with k members per node there are k channels on k NIC shares, so the node-crossing
+  // edge of "the ring" moves data at k × inter_bandwidth_per_device. The ring runs at the slower of
+  // the two: B = min(B_intra [if k > 1], k × B_inter_per_device). With members spread unevenly, the
+  // node with the fewest members has the fewest channels and limits the crossing: k = min k_i.
+  // α is the latency of the slowest link class the ring crosses.
+  Path path{std::numeric_limits<double>::infinity(), 0};
+  if (shape.max_per_node > 1) {
+    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, bytes));
+    path.latency = std::max(path.latency, cluster.intra.latency_s);
+  }
+  if (shape.nodes > 1) {
+    const double k = static_cast<double>(shape.min_per_node);
+    path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), bytes));
+    path.latency = std::max(path.latency, cluster.inter.latency_s);
+  }
+  PARASIM_CHECK(path.bandwidth < std::numeric_limits<double>::infinity(), "a ring of one device has no path");
+  return path;
+}
+
+/// Splits `total` bytes sent per device between intra- and inter-node links, given that `crossing`
+/// of the ring's p edges leave a node (the same count of edges in every channel).
+Cost split(const Cluster& cluster, const GroupShape& shape, double seconds, double total, double crossing) {
+  if (is_torus(cluster)) return {seconds, 0, total};
+  const double inter = total * crossing / static_cast<double>(shape.size);
+  return {seconds, total - inter, inter};
+}
+
+std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes) {
+  const double p = static_cast<double>(shape.size);
+  const double S = bytes;
+  const Path path = ring_path(cluster, shape, S);
+  const double B = path.bandwidth;
+  const double alpha = path.latency;
+  // A ring over n ≥ 2 nodes leaves a node n times; inside one node never.
+  const double crossing = shape.nodes > 1 ? static_cast<double>(shape.nodes) : 0;
+  switch (kind) {
+    case CollectiveKind::AllReduce: {
+      // Reduce-scatter then all-gather, each p−1 steps moving S/p per step:
+      // T = 2(p−1)/p · S/B + 2(p−1)·α (Thakur, Rabenseifner & Gropp 2005; Patarasuk & Yuan 2009).
+      const double sent = 2 * (p - 1) / p * S;
+      return split(cluster, shape, sent / B + 2 * (p - 1) * alpha, sent, crossing);
+    }
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllGather: {
+      // One half of the above: T = (p−1)/p · S/B + (p−1)·α.
+      const double sent = (p - 1) / p * S;
+      return split(cluster, shape, sent / B + (p - 1) * alpha, sent, crossing);
+    }
+    case CollectiveKind::Broadcast: {
+      // Pipelined ring (chain) from the root: in small chunks, the whole buffer streams through
+      // every edge at B; the last rank receives the first chunk after p−1 hops: T = S/B + (p−1)·α.
+      // Every rank but the last forwards S: (p−1)/p · S per device on average.
+      return split(cluster, shape, S / B + (p - 1) * alpha, (p - 1) / p * S, crossing);
+    }
+    case CollectiveKind::AllToAll:
+    case CollectiveKind::SendRecv: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace parasim::sim::collectives
