@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,19 @@ struct TransformerShape {
 };
 
 using OpId = std::size_t;
+
+/// A structural problem of a graph and where it lies, so a loader can point at the part of its file
+/// that caused it. At most one of `op`, `edge` and `layer` is set (none for a graph-wide problem).
+struct GraphProblem {
+  std::string message;  ///< names the operator or edge concerned
+  std::optional<OpId> op;
+  /// The part of `op` at fault, as a path over Operator's field names: "inputs/1", "dims/0", "layer",
+  /// "name", "gemm_k", ...; empty for the operator as a whole.
+  std::string op_field;
+  std::optional<std::tuple<OpId, OpId, int>> edge;  ///< (producer, consumer, input slot)
+  std::optional<std::int32_t> layer;
+  bool operator==(const GraphProblem&) const = default;
+};
 
 class Graph {
  public:
@@ -87,10 +101,14 @@ class Graph {
   /// Precondition: validate() found nothing.
   [[nodiscard]] std::vector<OpId> topological_order() const;
 
-  /// The first structural problem, or nothing: a cycle, an input slot fed zero or several times, an
-  /// edge to a slot that does not exist, a tensor whose dims do not match between producer and
-  /// consumer, a dim named by a tensor but absent from its operator, a layer index out of range,
-  /// or a duplicate operator name. The message names the operator.
+  /// The first structural problem, or nothing: a duplicate layer or operator name, a layer index out
+  /// of range, a dim of size < 1 or named twice, a tensor naming a dim its operator lacks (or one dim
+  /// twice), a GEMM view naming a non-loop dim, a saved input slot that does not exist, a negative or
+  /// non-finite FLOP or byte factor, a weight too large to count or shared with another shape, an
+  /// edge to a slot that does not exist, a slot fed zero or several times, a tensor whose rank, sizes
+  /// or dtype differ between producer and consumer, or a cycle (the message lists it).
+  [[nodiscard]] std::optional<GraphProblem> check() const;
+  /// check()'s message alone.
   [[nodiscard]] std::optional<std::string> validate() const;
 
   // ---- totals ---------------------------------------------------------------------------------
@@ -99,6 +117,10 @@ class Graph {
   [[nodiscard]] std::int64_t layer_param_count(std::int32_t layer) const;
   [[nodiscard]] double fwd_flops() const;
   [[nodiscard]] double bwd_flops() const;
+  [[nodiscard]] double layer_fwd_flops(std::int32_t layer) const;
+  [[nodiscard]] double layer_bwd_flops(std::int32_t layer) const;
+  /// Operators whose layer is `layer`.
+  [[nodiscard]] std::size_t layer_op_count(std::int32_t layer) const;
   /// Bytes of activations saved for backward over the whole batch; a tensor saved by several
   /// consumers (the input of Q, K and V projections) is counted once.
   [[nodiscard]] double saved_activation_bytes() const;

@@ -57,6 +57,8 @@ OpClass op_class(OpKind k) {
 const Dim* Operator::find_dim(std::string_view dim_name) const {
   for (const auto& d : dims)
     if (d.name == dim_name) return &d;
+  for (const auto& d : extent_dims)
+    if (d.name == dim_name) return &d;
   return nullptr;
 }
 

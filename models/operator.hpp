@@ -11,6 +11,9 @@
 ///    contraction: sharding it leaves the output a partial sum (Megatron's row-parallel layer).
 ///  - cost (sim/): GEMM-class operators give their (batch, m, n, k) from the dims listed in the GEMM
 ///    view, so the efficiency curve sees the local problem size.
+///  - sliding windows: the input of a strided convolution or pooling is indexed by stride·o + k − pad,
+///    which no product of loop dims sizes. Such an input names `extent_dims` (ih, iw): dims that size
+///    a tensor without being loops of the iteration space, so they count in no FLOPs.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,6 +82,9 @@ struct Operator {
   std::string variant;  ///< activation function or pooling kind; empty otherwise
   std::int32_t layer = 0;  ///< index into Graph::layers(): the unit pipeline stages are cut at
   std::vector<Dim> dims;
+  /// Dims that size a tensor but are not loops of the iteration space (the input rows and columns of
+  /// a strided convolution or pooling window). Never splittable; not counted by points().
+  std::vector<Dim> extent_dims;
   std::vector<TensorSpec> inputs;  ///< activation inputs; input slot i is fed by one in-edge
   TensorSpec output;
   std::vector<Weight> weights;
@@ -86,8 +92,9 @@ struct Operator {
   std::vector<std::string> gemm_batch, gemm_m, gemm_n, gemm_k;
   double flops_per_point = 0;   ///< forward FLOPs per point of the iteration space
   double bwd_flops_factor = 0;  ///< backward FLOPs = factor × forward FLOPs
-  /// Activations kept for backward: these input slots, the output, and a mask of
-  /// `saved_mask_bytes_per_element` bytes per output element (dropout).
+  /// Activations kept for backward: these input slots, the output, and `saved_mask_bytes_per_element`
+  /// further bytes per output element (a dropout mask: 1; the int64 argmax indices of a max pooling:
+  /// 8; the internal activations of a fused operator such as the MoE expert MLP).
   std::vector<int> saved_inputs;
   bool saved_output = false;
   double saved_mask_bytes_per_element = 0;
@@ -97,8 +104,9 @@ struct Operator {
 
   bool operator==(const Operator&) const = default;
 
-  /// Size of a named dim. Precondition: the dim exists.
+  /// Size of a named dim (a loop dim or an extent dim). Precondition: the dim exists.
   [[nodiscard]] std::int64_t dim_size(std::string_view name) const;
+  /// The loop dim or extent dim of that name, or nullptr.
   [[nodiscard]] const Dim* find_dim(std::string_view name) const;
   /// ∏ dims.
   [[nodiscard]] double points() const;

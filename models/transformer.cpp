@@ -1,19 +1,16 @@
 #include "models/transformer.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "common/error.hpp"
+#include "models/ops.hpp"
 
 namespace parasim::models {
 namespace {
 
 using Dims = std::vector<std::string>;
-
-// FLOPs per element of the memory-bound operators. They are < 0.1% of a transformer's FLOPs; their
-// time comes from bytes moved. LayerNorm: mean, variance, normalise, scale, shift ≈ 5; RMSNorm ≈ 4;
-// GELU (tanh form) ≈ 8; softmax: max, subtract, exp, sum, divide ≈ 5.
-constexpr double kLayerNormFlops = 5, kRmsNormFlops = 4, kGeluFlops = 8, kSiluFlops = 5, kSoftmaxFlops = 5,
-                 kDropoutFlops = 1, kAddFlops = 1, kLossFlops = 5;
+using namespace ops;
 
 class Builder {
  public:
@@ -22,8 +19,7 @@ class Builder {
   Graph& graph() { return g_; }
   const TransformerConfig& config() const { return c_; }
 
-  // d(name, size) with splittable flag.
-  static Dim dim(std::string n, std::int64_t size, bool splittable = true) { return Dim{std::move(n), size, splittable}; }
+  static Dim dim(std::string n, std::int64_t size, bool splittable = true) { return ops::dim(std::move(n), size, splittable); }
 
   OpId add(Operator o, std::initializer_list<OpId> inputs) {
     o.layer = layer_;
@@ -35,42 +31,13 @@ class Builder {
   void set_layer(std::int32_t layer) { layer_ = layer; }
 
   Operator op(std::string name, OpKind kind, std::vector<Dim> dims, std::vector<Dims> inputs, Dims output) const {
-    Operator o;
-    o.name = std::move(name);
-    o.kind = kind;
-    o.dims = std::move(dims);
-    for (auto& in : inputs) o.inputs.push_back(TensorSpec{std::move(in), c_.dtype});
-    o.output = TensorSpec{std::move(output), c_.dtype};
-    return o;
+    return make(std::move(name), kind, std::move(dims), std::move(inputs), std::move(output), c_.dtype);
   }
   Weight weight(std::string name, Dims dims) const { return Weight{std::move(name), TensorSpec{std::move(dims), c_.dtype}}; }
 
-  // A linear layer y = x·W (+ b): dims = batch dims + in dims + out dims; GEMM m = batch dims, k = in, n = out.
   OpId linear(const std::string& name, OpId x, const std::vector<Dim>& batch_dims, const std::vector<Dim>& in_dims,
               const std::vector<Dim>& out_dims, bool bias, const std::string& weight_name = {}) {
-    std::vector<Dim> dims = batch_dims;
-    dims.insert(dims.end(), in_dims.begin(), in_dims.end());
-    dims.insert(dims.end(), out_dims.begin(), out_dims.end());
-    Dims bn, in, out, w;
-    for (const auto& d : batch_dims) bn.push_back(d.name);
-    for (const auto& d : in_dims) in.push_back(d.name);
-    for (const auto& d : out_dims) out.push_back(d.name);
-    Dims x_dims = bn;
-    x_dims.insert(x_dims.end(), in.begin(), in.end());
-    Dims y_dims = bn;
-    y_dims.insert(y_dims.end(), out.begin(), out.end());
-    Operator o = op(name, OpKind::Linear, dims, {x_dims}, y_dims);
-    w = in;
-    w.insert(w.end(), out.begin(), out.end());
-    o.weights.push_back(weight(weight_name.empty() ? name + ".weight" : weight_name, w));
-    if (bias) o.weights.push_back(weight(name + ".bias", out));
-    o.gemm_m = bn;
-    o.gemm_k = in;
-    o.gemm_n = out;
-    o.flops_per_point = 2;
-    o.bwd_flops_factor = 2;
-    o.saved_inputs = {0};
-    return add(std::move(o), {x});
+    return add(ops::linear(name, batch_dims, in_dims, out_dims, bias, c_.dtype, weight_name), {x});
   }
 
   OpId norm(const std::string& name, OpId x, bool save_input = true) {
@@ -136,9 +103,10 @@ OpId build_attention(Builder& B, const std::string& p, OpId x) {
   const auto& c = B.config();
   const std::int64_t g = c.effective_kv_heads(), r = c.heads / g, d = c.effective_head_dim();
   const Dim gd = Builder::dim("g", g), rd = Builder::dim("r", r), dd = Builder::dim("d", d);
-  const OpId q = B.linear(p + "q_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, rd, dd}, c.bias);
-  const OpId k = B.linear(p + "k_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, c.bias);
-  const OpId v = B.linear(p + "v_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, c.bias);
+  const bool qkv_bias = c.bias || c.qkv_bias;
+  const OpId q = B.linear(p + "q_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, rd, dd}, qkv_bias);
+  const OpId k = B.linear(p + "k_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
+  const OpId v = B.linear(p + "v_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
 
   const Dim qd = Builder::dim("q", c.seq_len), kd = Builder::dim("k", c.seq_len, false);
   Operator scores = B.op(p + "scores", OpKind::Matmul, {B.bdim(), gd, rd, qd, kd, dd}, {{"b", "q", "g", "r", "d"}, {"b", "k", "g", "d"}},
@@ -219,7 +187,10 @@ OpId build_moe(Builder& B, const std::string& p, OpId x) {
   const std::int64_t tokens = c.batch * c.seq_len * c.experts_per_token;
   const std::int64_t capacity = (tokens + c.experts - 1) / c.experts;
   const Dim cd = Builder::dim("c", capacity);
-  Operator dispatch = B.op(p + "dispatch", OpKind::MoERouter, {ed, cd, B.hdim()}, {{"e", "c", "h"}, {"e", "c"}}, {"e", "c", "h"});
+  // Dispatch gathers each expert's c tokens (GShard's einsum "bsh,bse->ech"): its loops are the output
+  // (e, c, h); the token dims b and s only size its inputs, so they are extent dims.
+  Operator dispatch = B.op(p + "dispatch", OpKind::MoERouter, {ed, cd, B.hdim()}, {{"b", "s", "h"}, {"b", "s", "e"}}, {"e", "c", "h"});
+  dispatch.extent_dims = {B.bdim(), B.sdim()};
   dispatch.routing = true;
   dispatch.flops_per_point = 0;
   dispatch.bwd_flops_factor = 0;
@@ -238,13 +209,22 @@ OpId build_moe(Builder& B, const std::string& p, OpId x) {
   experts.flops_per_point = 6;
   experts.bwd_flops_factor = 2;
   experts.saved_inputs = {0};
+  // Inside the fused expert MLP backward needs what the dense SwiGLU MLP saves beyond its input: the
+  // gate and up outputs and their product, 3·c·f elements per expert, i.e. 3·f/h per output element.
+  experts.saved_mask_bytes_per_element =
+      3.0 * static_cast<double>(c.effective_ffn_hidden()) / static_cast<double>(c.hidden) * static_cast<double>(bytes_of(c.dtype));
   const OpId ex = B.add(std::move(experts), {routed});
 
-  Operator combine = B.op(p + "combine", OpKind::MoERouter, {B.bdim(), B.sdim(), B.hdim()}, {{"b", "s", "h"}, {"b", "s", "h"}}, {"b", "s", "h"});
+  // Combine: each token's output is the gate-weighted sum of its k experts' outputs (GShard's
+  // "ech,bse->bsh"); loops over the output, the expert side only sizes the first input.
+  Operator combine = B.op(p + "combine", OpKind::MoERouter, {B.bdim(), B.sdim(), B.hdim()}, {{"e", "c", "h"}, {"b", "s", "e"}},
+                          {"b", "s", "h"});
+  combine.extent_dims = {ed, cd};
   combine.routing = true;
-  combine.flops_per_point = 2.0 * static_cast<double>(c.experts_per_token);  // weighted sum of k expert outputs
+  combine.flops_per_point = 2.0 * static_cast<double>(c.experts_per_token);  // k multiply-adds per output element
   combine.bwd_flops_factor = 1;
-  return B.add(std::move(combine), {ex, x});
+  combine.saved_inputs = {0, 1};  // the gradient of the gate weights needs the expert outputs and the weights
+  return B.add(std::move(combine), {ex, gate});
 }
 
 }  // namespace
@@ -266,6 +246,13 @@ std::optional<std::string> validate(const TransformerConfig& c) {
     return "kv_heads (" + std::to_string(c.effective_kv_heads()) + ") must divide heads (" + std::to_string(c.heads) + ")";
   if (c.max_positions > 0 && c.seq_len > c.max_positions)
     return "seq_len (" + std::to_string(c.seq_len) + ") exceeds max_positions (" + std::to_string(c.max_positions) + ")";
+  // An upper bound on the parameters, in floating point: counts are int64, and no real model is near 10^15.
+  const double h = static_cast<double>(c.hidden), attn = static_cast<double>(c.heads + 2 * c.effective_kv_heads()) *
+                                                          static_cast<double>(c.effective_head_dim());
+  const double bound = static_cast<double>(c.layers) * (2 * h * attn + 3 * h * static_cast<double>(c.effective_ffn_hidden()) *
+                                                                           static_cast<double>(std::max<std::int64_t>(c.experts, 1))) +
+                       2 * h * static_cast<double>(c.vocab + c.max_positions + c.token_types + 1);
+  if (bound > 1e15) return std::string("the sizes give more than 10^15 parameters, beyond any model parasim can count");
   if (c.experts > 0 && (c.experts_per_token < 1 || c.experts_per_token > c.experts))
     return "experts_per_token must be between 1 and experts (" + std::to_string(c.experts) + "), found " +
            std::to_string(c.experts_per_token);
@@ -333,14 +320,13 @@ Graph build_transformer(const TransformerConfig& c) {
     B.add(std::move(loss), {pooled});
   } else {
     x = B.norm("final_norm", x);
-    const OpId logits = B.linear("lm_head", x, {B.bdim(), B.sdim()}, {B.hdim()}, {Builder::dim("v", c.vocab)}, false,
-                                 c.tied_embeddings ? "embed_tokens.weight" : "lm_head.weight");
-    Operator loss = B.op("loss", OpKind::Loss, {B.bdim(), B.sdim(), Builder::dim("v", c.vocab)}, {{"b", "s", "v"}}, {"b", "s"});
-    loss.output.dtype = DType::F32;
-    loss.flops_per_point = kLossFlops;
-    loss.bwd_flops_factor = 1;
-    loss.saved_inputs = {0};
-    B.add(std::move(loss), {logits});
+    Operator head = ops::linear("lm_head", {B.bdim(), B.sdim()}, {B.hdim()}, {Builder::dim("v", c.vocab)}, false, c.dtype,
+                                c.tied_embeddings ? "embed_tokens.weight" : "lm_head.weight");
+    // A tied head multiplies by the embedding matrix itself, [v, h], transposed: name it with the
+    // embedding's dims so the shared weight has one shape.
+    if (c.tied_embeddings) head.weights[0].spec.dims = {"v", "h"};
+    const OpId logits = B.add(std::move(head), {x});
+    B.add(ops::loss("loss", {B.bdim(), B.sdim()}, Builder::dim("v", c.vocab), c.dtype), {logits});
   }
   return std::move(g);
 }

@@ -33,7 +33,8 @@ struct TransformerConfig {
   std::int64_t batch = 1;
   NormKind norm = NormKind::LayerNorm;
   MlpKind mlp = MlpKind::Gelu;
-  bool bias = true;             ///< biases on linear layers
+  bool bias = true;             ///< biases on every linear layer
+  bool qkv_bias = false;        ///< biases on the q, k and v projections only (Qwen2); implied by `bias`
   bool tied_embeddings = true;  ///< the LM head reuses the token embedding
   bool dropout = true;          ///< dropout after attention probabilities, projections and embeddings
   bool encoder = false;         ///< BERT: post-norm layers, embedding LayerNorm, pooler, no final norm

@@ -1,0 +1,41 @@
+#pragma once
+/// Constructors for the operators that several builders share (a linear layer, a loss, any operator
+/// whose tensors share one dtype) and the FLOPs per element of the memory-bound operators, so the
+/// ResNet, MLP and transformer graphs describe the same operator the same way.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/operator.hpp"
+
+namespace parasim::models::ops {
+
+// FLOPs per element of the memory-bound operators: they are a fraction of a percent of a model's
+// FLOPs and their time comes from bytes moved, so rounded counts suffice. LayerNorm and BatchNorm:
+// mean, variance, normalise, scale, shift ≈ 5; RMSNorm ≈ 4; GELU (tanh form) ≈ 8; SiLU ≈ 5; softmax:
+// max, subtract, exp, sum, divide ≈ 5; a softmax cross-entropy ≈ 5 as softmax.
+inline constexpr double kLayerNormFlops = 5, kBatchNormFlops = 5, kRmsNormFlops = 4, kGeluFlops = 8, kSiluFlops = 5,
+                        kSoftmaxFlops = 5, kDropoutFlops = 1, kAddFlops = 1, kReluFlops = 1, kLossFlops = 5;
+
+/// A dim of an operator's iteration space.
+[[nodiscard]] Dim dim(std::string name, std::int64_t size, bool splittable = true);
+
+/// The names of `dims`, in order.
+[[nodiscard]] std::vector<std::string> names(const std::vector<Dim>& dims);
+
+/// An operator whose inputs and output all have element type `dtype`; FLOPs and saved tensors unset.
+[[nodiscard]] Operator make(std::string name, OpKind kind, std::vector<Dim> dims, std::vector<std::vector<std::string>> inputs,
+                            std::vector<std::string> output, DType dtype);
+
+/// y = x·W (+ b). Loops: batch, in and out dims; x [batch…, in…], y [batch…, out…], W [in…, out…]
+/// named `weight_name` (default name + ".weight"; a shared name ties weights), b [out…]. GEMM view
+/// m = batch, k = in, n = out; 2 FLOPs per MAC; backward twice forward (data and weight gradients);
+/// saves x for the weight gradient.
+[[nodiscard]] Operator linear(std::string name, const std::vector<Dim>& batch, const std::vector<Dim>& in, const std::vector<Dim>& out,
+                              bool bias, DType dtype, std::string weight_name = {});
+
+/// Softmax cross-entropy of logits [batch…, classes] against integer labels: output the per-sample
+/// loss [batch…] in fp32; saves the logits (PyTorch keeps the log-softmax output, of the same size).
+[[nodiscard]] Operator loss(std::string name, const std::vector<Dim>& batch, const Dim& classes, DType dtype);
+
+}  // namespace parasim::models::ops
