@@ -93,11 +93,59 @@ const std::vector<TransformerConfig>& transformer_presets() {
   return presets;
 }
 
+// torchvision.models.resnet: resnet18/34 use BasicBlock, the others Bottleneck; the block counts per
+// stage are torchvision's (He et al. 2016, Table 1); wide_resnet*_2 double the Bottleneck's inner width
+// (width_per_group 128, Zagoruyko & Komodakis 2016 as torchvision adapts it).
+ResNetConfig resnet(std::string name, ResNetBlock block, std::array<std::int64_t, 4> blocks, std::int64_t width_per_group = 64) {
+  ResNetConfig c;
+  c.name = std::move(name);
+  c.block = block;
+  c.blocks = blocks;
+  c.width_per_group = width_per_group;
+  return c;
+}
+
+const std::vector<ResNetConfig>& resnet_presets() {
+  static const std::vector<ResNetConfig> presets{
+      resnet("resnet18", ResNetBlock::Basic, {2, 2, 2, 2}),
+      resnet("resnet34", ResNetBlock::Basic, {3, 4, 6, 3}),
+      resnet("resnet50", ResNetBlock::Bottleneck, {3, 4, 6, 3}),
+      resnet("resnet101", ResNetBlock::Bottleneck, {3, 4, 23, 3}),
+      resnet("resnet152", ResNetBlock::Bottleneck, {3, 8, 36, 3}),
+      resnet("wide_resnet50_2", ResNetBlock::Bottleneck, {3, 4, 6, 3}, 128),
+      resnet("wide_resnet101_2", ResNetBlock::Bottleneck, {3, 4, 23, 3}, 128),
+  };
+  return presets;
+}
+
+/// An MLP preset and the images its input layer flattens (for the image_size and in_channels options).
+struct MlpPreset {
+  MlpConfig config;
+  std::int64_t image_size;
+  std::int64_t in_channels;
+};
+
+// The seed's JAX MNIST example: 28×28 grey images flattened to 784 inputs, two hidden layers of 512,
+// 10 classes.
+const std::vector<MlpPreset>& mlp_presets() {
+  static const std::vector<MlpPreset> presets{{MlpConfig{"mlp-mnist", {784, 512, 512, 10}, 1, DType::F32}, 28, 1}};
+  return presets;
+}
+
+[[noreturn]] void option_does_not_apply(const std::string& file, const std::string& pointer, std::string_view name,
+                                        const char* option, const char* family, const char* applies_to) {
+  throw InputError(file, 0, 0, pointer,
+                   "model \"" + std::string(name) + "\": option " + option + " does not apply to " + family + " (it applies to " +
+                       applies_to + ")");
+}
+
 }  // namespace
 
 std::vector<std::string> model_names() {
   std::vector<std::string> names;
   for (const auto& c : transformer_presets()) names.push_back(c.name);
+  for (const auto& c : resnet_presets()) names.push_back(c.name);
+  for (const auto& p : mlp_presets()) names.push_back(p.config.name);
   return names;
 }
 
@@ -107,14 +155,66 @@ std::optional<TransformerConfig> transformer_preset(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<ResNetConfig> resnet_preset(std::string_view name) {
+  for (const auto& c : resnet_presets())
+    if (c.name == name) return c;
+  return std::nullopt;
+}
+
+std::optional<MlpConfig> mlp_preset(std::string_view name) {
+  for (const auto& p : mlp_presets())
+    if (p.config.name == name) return p.config;
+  return std::nullopt;
+}
+
 Graph build_named_model(std::string_view name, const ModelOptions& options, const std::string& origin, const std::string& pointer) {
   const std::string file = origin.empty() ? "<command line>" : origin;
+  auto fail = [&](const std::string& problem) { return InputError(file, 0, 0, pointer, "model \"" + std::string(name) + "\": " + problem); };
+  if (options.batch < 1) throw fail("batch must be >= 1, found " + std::to_string(options.batch));
+
   if (auto t = transformer_preset(name)) {
+    const char* applies = "CNN and MLP presets";
+    if (options.image_size) option_does_not_apply(file, pointer, name, "image_size", "a transformer", applies);
+    if (options.num_classes) option_does_not_apply(file, pointer, name, "num_classes", "a transformer", applies);
+    if (options.in_channels) option_does_not_apply(file, pointer, name, "in_channels", "a transformer", applies);
     t->batch = options.batch;
     if (options.dtype) t->dtype = *options.dtype;
     if (options.seq_len) t->seq_len = *options.seq_len;
-    if (auto problem = validate(*t)) throw InputError(file, 0, 0, pointer, "model \"" + std::string(name) + "\": " + *problem);
+    if (auto problem = validate(*t)) throw fail(*problem);
     return build_transformer(*t);
+  }
+  if (auto r = resnet_preset(name)) {
+    if (options.seq_len) option_does_not_apply(file, pointer, name, "seq_len", "a CNN", "transformer presets");
+    r->batch = options.batch;
+    if (options.dtype) r->dtype = *options.dtype;
+    if (options.image_size) r->image_size = *options.image_size;
+    if (options.num_classes) r->num_classes = *options.num_classes;
+    if (options.in_channels) r->in_channels = *options.in_channels;
+    if (auto problem = validate(*r)) throw fail(*problem);
+    return build_resnet(*r);
+  }
+  for (const auto& preset : mlp_presets()) {
+    if (preset.config.name != name) continue;
+    if (options.seq_len) option_does_not_apply(file, pointer, name, "seq_len", "an MLP", "transformer presets");
+    MlpConfig m = preset.config;
+    m.batch = options.batch;
+    if (options.dtype) m.dtype = *options.dtype;
+    // Range-check before multiplying, so the product cannot overflow.
+    const std::int64_t image = options.image_size.value_or(preset.image_size), channels = options.in_channels.value_or(preset.in_channels);
+    if (image < 1 || image > kMaxImageSize)
+      throw fail("image_size must be between 1 and " + std::to_string(kMaxImageSize) + ", found " + std::to_string(image));
+    if (channels < 1 || channels > kMaxChannels)
+      throw fail("in_channels must be between 1 and " + std::to_string(kMaxChannels) + ", found " + std::to_string(channels));
+    m.sizes.front() = channels * image * image;
+    if (options.num_classes) {
+      if (*options.num_classes < 1 || *options.num_classes > kMaxClasses)
+        throw fail("num_classes must be between 1 and " + std::to_string(kMaxClasses) + ", found " + std::to_string(*options.num_classes));
+      m.sizes.back() = *options.num_classes;
+    }
+    if (m.sizes.front() > kMaxMlpWidth)
+      throw fail("in_channels·image_size² = " + std::to_string(m.sizes.front()) + " inputs exceed the limit of " + std::to_string(kMaxMlpWidth));
+    if (auto problem = validate(m)) throw fail(*problem);
+    return build_mlp(m);
   }
   throw InputError(file, 0, 0, pointer,
                    "unknown model \"" + std::string(name) + "\"" + did_you_mean(name, model_names()) +
