@@ -22,7 +22,14 @@ std::string_view to_string(Category c) {
 }
 
 std::span<const std::int64_t> TaskGraph::devices_of(TaskId t, std::int64_t& scratch) const {
-  if (kind[t] == TaskKind::Collective) return group(collectives[owner[t]].group);
+  if (kind[t] == TaskKind::Collective) {
+    const CollectiveSpec& c = collectives[owner[t]];
+    if (c.kind == CollectiveKind::SendRecv) {
+      scratch = c.root;
+      return {&scratch, 1};
+    }
+    return group(c.group);
+  }
   scratch = owner[t];
   return {&scratch, 1};
 }
@@ -55,7 +62,7 @@ std::uint32_t TaskGraphBuilder::group(std::span<const std::int64_t> members) {
 }
 
 std::uint32_t TaskGraphBuilder::collective(const CollectiveSpec& spec) {
-  const auto key = std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes);
+  const auto key = std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes, spec.root);
   auto [it, inserted] = collective_index_.try_emplace(key, static_cast<std::uint32_t>(g_.collectives.size()));
   if (inserted) g_.collectives.push_back(spec);
   return it->second;

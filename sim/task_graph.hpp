@@ -47,6 +47,9 @@ struct CollectiveSpec {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   std::uint32_t group = 0;  ///< index into TaskGraph groups
   double bytes = 0;         ///< see the size convention in collectives.hpp
+  /// SendRecv: the sending device. A send occupies only the sender's stream (the receiver waits on
+  /// it through a dependency), as an asynchronous isend does.
+  std::int64_t root = -1;
   bool operator==(const CollectiveSpec&) const = default;
 };
 
@@ -126,7 +129,7 @@ class TaskGraphBuilder {
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
-  std::map<std::tuple<int, int, std::uint32_t, double>, std::uint32_t> collective_index_;
+  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t>, std::uint32_t> collective_index_;
   std::map<std::string, std::uint32_t> label_index_;
 };
 

@@ -1,0 +1,73 @@
+// Benchmark (issue 3): one training step of GPT-3 175B on 1024 A100 (128 DGX A100 nodes), tensor 8 ×
+// pipeline 16 × data 8, 1F1B, global batch 1536, micro-batch 1, per-layer tasks, simulated by the
+// analytical backend WITHOUT replica shortcuts. Targets: under 1 s wall, at least 2 million tasks per
+// second on one core, peak memory under 2 GiB.
+//
+//   ./build/bench/gpt3_step_bench            # prints the phases, tasks/s and peak RSS
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "models/zoo.hpp"
+#include "sim/cluster.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/plan.hpp"
+
+using namespace parasim;
+using Clock = std::chrono::steady_clock;
+
+static double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int main() {
+  const auto& profile = sim::datasheet_profile();
+  sim::ClusterSpec cs = *sim::cluster_preset("dgx-a100");
+  cs.nodes = 128;
+  const sim::Cluster cluster = sim::build_cluster(cs, profile);
+
+  strategies::TrainingSpec training;
+  training.global_batch = 1536;
+  training.micro_batch = 1;
+  strategies::PlanSpec spec;
+  spec.tp = 8;
+  spec.pp = 16;
+  spec.dp = 8;
+  spec.schedule = strategies::Schedule::OneFOneB;
+  spec.recompute = strategies::Recompute::Full;
+  models::ModelOptions options;
+  options.batch = training.micro_batch * spec.dp;
+  options.seq_len = 2048;
+
+  const auto t0 = Clock::now();
+  const models::Graph graph = models::build_named_model("gpt3-175b", options);
+  const strategies::Plan plan = strategies::make_plan(graph, training, spec, cluster.device_count());
+  const double t_setup = since(t0);
+
+  const auto t1 = Clock::now();
+  sim::LoweredStep step = sim::lower(graph, plan, cluster, profile);
+  const double t_lower = since(t1);
+  const auto t2 = Clock::now();
+  const auto estimates = sim::estimate_collectives(step.tasks, cluster);
+  std::vector<Picoseconds> ps;
+  for (const auto& e : estimates) ps.push_back(e.time);
+  const sim::Timeline tl = sim::simulate_fifo(step.tasks, ps);
+  const double t_sim = since(t2);
+  const auto t3 = Clock::now();
+  const sim::Result r = sim::summarize(graph, plan, cluster, profile, step, tl, estimates, sim::Backend::Analytical);
+  const double t_sum = since(t3);
+
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double tasks = static_cast<double>(step.tasks.task_count());
+  const double total = t_setup + t_lower + t_sim + t_sum;
+  std::printf("tasks              %.0f (%zu collectives, %.1f MiB task graph)\n", tasks, step.tasks.collectives.size(),
+              static_cast<double>(step.tasks.memory_bytes()) / (1 << 20));
+  std::printf("graph+plan         %.3f s\nlower              %.3f s\nengine             %.3f s\nsummary            %.3f s\n", t_setup,
+              t_lower, t_sim, t_sum);
+  std::printf("total wall         %.3f s   (%.2f M tasks/s overall, %.2f M tasks/s engine)\n", total, tasks / total / 1e6,
+              tasks / t_sim / 1e6);
+  std::printf("peak RSS           %.0f MiB\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
+  std::printf("predicted step     %.3f s, %.1f model TFLOP/s per GPU, MFU %.1f%%, HFU %.1f%%, bubble %.1f%%\n", r.step_time_s,
+              r.model_tflops_per_device, 100 * r.mfu, 100 * r.hfu, 100 * r.bubble_fraction);
+  return 0;
+}

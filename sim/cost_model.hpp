@@ -1,0 +1,39 @@
+#pragma once
+/// The compute cost model every backend shares (pure functions of a device profile and a local,
+/// sharded operator):
+///   kernel time = max(FLOPs / (peak(dtype) · eff_gemm(size)), bytes / (memory bandwidth · eff_mem(bytes)))
+///                 + launch overhead,
+/// with the efficiencies read from the profile's curves for the kernel's size; a straggler's time is
+/// divided by its speed factor.
+#include "common/sim_time.hpp"
+#include "models/operator.hpp"
+#include "sim/profile.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::sim {
+
+/// Peak FLOP/s of `device` for GEMMs in `dtype` (fp16 and bf16 share the tensor-core peak; tf32 falls
+/// back to fp32 where the profile lists no tf32). Throws PlanError when the device has no figure.
+[[nodiscard]] double gemm_peak_flops(const DeviceProfile& device, models::DType dtype);
+
+/// Time of one kernel. `gemm_flops` is the FLOP count of one GEMM of the kernel (the size its
+/// efficiency is read at; 0 for memory-bound kernels, whose FLOPs run at the fp32 vector peak).
+[[nodiscard]] double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes,
+                                    double gemm_flops, int kernels);
+
+/// Forward and backward time of one operator on one device under its sharding.
+struct OpCost {
+  double fwd_s = 0;
+  double bwd_s = 0;
+  double fwd_flops = 0;  ///< local FLOPs
+  double bwd_flops = 0;
+};
+[[nodiscard]] OpCost op_cost(const DeviceProfile& device, const models::Operator& op, const strategies::DeviceMesh& mesh,
+                             const strategies::OpSharding& sharding, models::DType precision);
+
+/// Bytes the optimizer step reads and writes per parameter it updates (fused, memory-bound update):
+/// mixed-precision Adam reads the gradient (2), fp32 master weights, momentum and variance (12) and
+/// writes the last three plus the fp16 weights (14) = 28.
+[[nodiscard]] double optimizer_bytes_per_parameter(strategies::Optimizer optimizer, models::DType precision);
+
+}  // namespace parasim::sim

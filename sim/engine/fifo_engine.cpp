@@ -1,0 +1,76 @@
+#include "sim/engine/fifo_engine.hpp"
+
+#include <algorithm>
+#include <queue>
+
+#include "common/error.hpp"
+
+namespace parasim::sim {
+
+Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
+  const std::size_t n = g.task_count();
+  const std::size_t streams = g.stream_count();
+  PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+
+  // Successors (CSR) from the dependency lists.
+  std::vector<std::uint32_t> succ_begin(n + 1, 0);
+  for (TaskId d : g.deps) ++succ_begin[d + 1];
+  for (std::size_t i = 0; i < n; ++i) succ_begin[i + 1] += succ_begin[i];
+  std::vector<TaskId> succ(g.deps.size());
+  {
+    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+    for (TaskId t = 0; t < n; ++t)
+      for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) succ[fill[g.deps[k]]++] = t;
+  }
+
+  // A task waits for its dependencies and for reaching the head of each queue it is in.
+  std::vector<std::uint32_t> pending(n);
+  for (TaskId t = 0; t < n; ++t) {
+    std::int64_t scratch = 0;
+    pending[t] = (g.dep_begin[t + 1] - g.dep_begin[t]) + static_cast<std::uint32_t>(g.devices_of(t, scratch).size());
+  }
+
+  Timeline out;
+  out.start_ps.assign(n, -1);
+  std::vector<std::uint32_t> head(g.queue_begin.begin(), g.queue_begin.end() - 1);
+
+  using Event = std::pair<std::int64_t, TaskId>;  // (finish time, task): ties broken by task id
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::int64_t now = 0;
+  std::size_t finished = 0;
+
+  auto release = [&](TaskId t) {
+    if (--pending[t] == 0) {
+      out.start_ps[t] = now;
+      events.emplace(now + task_duration_ps(g, collective_ps, t), t);
+    }
+  };
+  for (std::size_t r = 0; r + 1 < g.queue_begin.size(); ++r)
+    if (head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]]);
+  for (TaskId t = 0; t < n; ++t)
+    if (pending[t] == 0 && out.start_ps[t] < 0) PARASIM_CHECK(false, "task with no resource");
+
+  while (!events.empty()) {
+    const auto [time, t] = events.top();
+    events.pop();
+    now = time;
+    ++finished;
+    for (std::uint32_t k = succ_begin[t]; k < succ_begin[t + 1]; ++k) release(succ[k]);
+    std::int64_t scratch = 0;
+    for (std::int64_t device : g.devices_of(t, scratch)) {
+      const std::size_t r = static_cast<std::size_t>(device) * streams + g.stream[t];
+      if (++head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]]);
+    }
+  }
+  if (finished != n) {
+    for (TaskId t = 0; t < n; ++t) {
+      if (out.start_ps[t] >= 0) continue;
+      PARASIM_CHECK(false, "the task graph deadlocks: task " + std::to_string(t) + " (" + g.labels[g.label[t]] + ", stream " +
+                               g.stream_names[g.stream[t]] + ") never starts; " + std::to_string(n - finished) + " tasks are stuck");
+    }
+  }
+  out.makespan = Picoseconds(now);
+  return out;
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,785 @@
+#include "sim/lower.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/error.hpp"
+#include "sim/cost_model.hpp"
+#include "strategies/local_shape.hpp"
+#include "strategies/schedule.hpp"
+
+namespace parasim::sim {
+namespace {
+
+using models::Graph;
+using models::OpId;
+using models::Operator;
+using strategies::DeviceMesh;
+using strategies::OpSharding;
+using strategies::Plan;
+using AxisSet = std::vector<int>;  // sorted mesh-axis indices
+
+constexpr TaskId kNoTask = UINT32_MAX;
+
+// ---- layouts and resharding -------------------------------------------------------------------
+
+/// Where a tensor lives: for each of its dims the axes splitting it, and the axes over which it is a
+/// partial sum (still to be reduced).
+struct Layout {
+  std::vector<std::vector<int>> pos;
+  AxisSet partial;
+  auto operator<=>(const Layout&) const = default;
+};
+
+bool contains(const std::vector<int>& v, int a) { return std::find(v.begin(), v.end(), a) != v.end(); }
+bool in_dims(const std::vector<std::string>& dims, const std::string& d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); }
+
+Layout tensor_layout(const Operator& op, const OpSharding& sh, const std::vector<std::string>& dims, bool partial_over_missing) {
+  Layout l;
+  for (const auto& d : dims) l.pos.push_back(sh.axes_of(d));
+  if (partial_over_missing) {
+    for (const auto& ds : sh.dims)
+      if (!in_dims(dims, ds.dim))
+        for (int a : ds.axes)
+          if (!contains(l.partial, a)) l.partial.push_back(a);
+    std::sort(l.partial.begin(), l.partial.end());
+  }
+  (void)op;
+  return l;
+}
+/// The output of `op`: a partial sum over the axes that split its contraction dims.
+Layout output_layout(const Operator& op, const OpSharding& sh) { return tensor_layout(op, sh, op.output.dims, true); }
+Layout input_layout(const Operator& op, const OpSharding& sh, std::size_t slot) {
+  return tensor_layout(op, sh, op.inputs[slot].dims, false);
+}
+/// The gradient `op` produces for its input `slot`: a partial sum over the axes splitting dims the
+/// input does not have (a column-parallel layer's input gradient sums over the split output dim).
+Layout input_grad_layout(const Operator& op, const OpSharding& sh, std::size_t slot) {
+  return tensor_layout(op, sh, op.inputs[slot].dims, true);
+}
+Layout without_partial(Layout l) {
+  l.partial.clear();
+  return l;
+}
+bool replicated_over(const Layout& l, int axis) {
+  for (const auto& p : l.pos)
+    if (contains(p, axis)) return false;
+  return !contains(l.partial, axis);
+}
+
+struct Need {
+  CollectiveKind kind;
+  int axis;
+  double bytes;  // per the size convention of collectives.hpp
+};
+
+/// The collectives that turn a tensor in layout `from` into layout `to`, one mesh axis at a time.
+/// `to_bytes`: the tensor's local size in `to`; `from_bytes`: in `from`.
+std::vector<Need> reshard(const Layout& from, const Layout& to, double from_bytes, double to_bytes, const DeviceMesh& mesh) {
+  std::vector<Need> needs;
+  if (from.pos.size() != to.pos.size()) return needs;
+  for (int a = 0; a < static_cast<int>(mesh.axes.size()); ++a) {
+    const auto size = static_cast<double>(mesh.axes[static_cast<std::size_t>(a)].size);
+    if (size <= 1) continue;
+    int pf = -1, pt = -1;
+    for (std::size_t i = 0; i < from.pos.size(); ++i) {
+      if (contains(from.pos[i], a)) pf = static_cast<int>(i);
+      if (contains(to.pos[i], a)) pt = static_cast<int>(i);
+    }
+    if (contains(from.partial, a)) {
+      if (pt < 0) needs.push_back({CollectiveKind::AllReduce, a, to_bytes});
+      else needs.push_back({CollectiveKind::ReduceScatter, a, to_bytes * size});
+    } else if (pf == pt || pf < 0) {
+      // unchanged, or a local slice of a replicated tensor
+    } else if (pt < 0) {
+      needs.push_back({CollectiveKind::AllGather, a, to_bytes});
+    } else {
+      needs.push_back({CollectiveKind::AllToAll, a, from_bytes});
+    }
+  }
+  return needs;
+}
+
+// ---- programs ------------------------------------------------------------------------------------
+
+enum class ItemKind : std::uint8_t { Compute, Collective, Send };
+
+struct GradReady {
+  AxisSet axes;
+  double bytes;
+};
+
+struct Item {
+  ItemKind kind = ItemKind::Compute;
+  bool chained = true;  ///< depends on the previous chained item and becomes the new head of the chain
+  Category category = Category::Forward;
+  std::uint32_t label = 0;
+  std::vector<Picoseconds> duration;  ///< compute: per device class
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  AxisSet axes;
+  double bytes = 0;
+  std::int64_t peer_chunk = -1;  ///< send: the chunk receiving
+  std::vector<std::uint32_t> extra_deps;  ///< earlier items of the same program
+  std::vector<GradReady> grads;           ///< weight gradients complete once this item finishes
+};
+
+struct Program {
+  std::vector<Item> items;
+};
+
+struct Context {
+  const Graph& g;
+  const Plan& plan;
+  const Cluster& cluster;
+  TaskGraphBuilder& b;
+  std::vector<std::int32_t> chunk_of_op;
+  std::vector<OpId> topo;
+  std::vector<std::vector<double>> fwd_s, bwd_s;  ///< [class][op]
+  std::size_t classes = 1;
+  std::vector<std::vector<std::pair<OpId, int>>> consumers;
+  std::vector<std::vector<OpId>> producers;
+};
+
+double elem_bytes(models::DType t) { return static_cast<double>(models::bytes_of(t)); }
+
+double local_out_bytes(const Context& cx, OpId p) {
+  const auto& o = cx.g.op(p);
+  return strategies::local_elements(cx.plan.mesh, cx.plan.sharding[p], o, o.output) * elem_bytes(o.output.dtype);
+}
+double local_in_bytes(const Context& cx, OpId op, std::size_t slot) {
+  const auto& o = cx.g.op(op);
+  return strategies::local_elements(cx.plan.mesh, cx.plan.sharding[op], o, o.inputs[slot]) * elem_bytes(o.inputs[slot].dtype);
+}
+
+Category category_of_axis(const DeviceMesh& mesh, int axis) {
+  const auto& name = mesh.axes[static_cast<std::size_t>(axis)].name;
+  if (name == "ep") return Category::ExpertComm;
+  if (name == "dp") return Category::GradientComm;
+  return Category::TensorComm;
+}
+
+std::uint8_t stream_of_axes(const DeviceMesh& mesh, const AxisSet& axes) {
+  bool dp = false, ep = false;
+  for (int a : axes) {
+    const auto& name = mesh.axes[static_cast<std::size_t>(a)].name;
+    dp |= name == "dp";
+    ep |= name == "ep";
+  }
+  if (dp) return kDataStream;
+  if (ep) return kExpertStream;
+  return kTensorStream;
+}
+
+std::string_view short_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return "all-reduce";
+    case CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case CollectiveKind::AllGather: return "all-gather";
+    case CollectiveKind::AllToAll: return "all-to-all";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::SendRecv: return "send";
+  }
+  return "collective";
+}
+
+/// Accumulates operators into compute segments and emits collectives between them.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(Context& cx, Program& prog) : cx_(cx), prog_(prog), seconds_(cx.classes, 0.0) {}
+
+  void compute(OpId op, const std::vector<double>& seconds_per_class, Category category, const std::string& prefix) {
+    if (open_ && category != category_) flush();
+    if (!open_) {
+      open_ = true;
+      category_ = category;
+      label_ = prefix + cx_.g.op(op).name;
+      first_layer_ = cx_.g.op(op).layer;
+    }
+    for (std::size_t c = 0; c < cx_.classes; ++c) seconds_[c] += seconds_per_class[c];
+  }
+  /// Extra dependency of the current (or next) compute segment on an earlier item.
+  void depend_on(std::uint32_t item) { pending_extra_.push_back(item); }
+  void grads_ready(const AxisSet& axes, double bytes) { pending_grads_.push_back({axes, bytes}); }
+
+  void flush() {
+    if (!open_) return;
+    Item it;
+    it.kind = ItemKind::Compute;
+    it.category = category_;
+    it.label = cx_.b.label(label_);
+    for (double s : seconds_) it.duration.push_back(Picoseconds::from_seconds(s));
+    it.extra_deps = std::move(pending_extra_);
+    it.grads = std::move(pending_grads_);
+    prog_.items.push_back(std::move(it));
+    pending_extra_.clear();
+    pending_grads_.clear();
+    std::fill(seconds_.begin(), seconds_.end(), 0.0);
+    open_ = false;
+  }
+
+  std::uint32_t collective(CollectiveKind kind, AxisSet axes, double bytes, Category category, const std::string& what, bool chained = true) {
+    if (chained) flush();
+    Item it;
+    it.kind = ItemKind::Collective;
+    it.chained = chained;
+    it.collective = kind;
+    it.axes = std::move(axes);
+    it.bytes = bytes;
+    it.category = category;
+    std::string axes_name;
+    for (int a : it.axes) axes_name += (axes_name.empty() ? "" : "+") + cx_.plan.mesh.axes[static_cast<std::size_t>(a)].name;
+    it.label = cx_.b.label(std::string(short_name(kind)) + " " + axes_name + " " + what);
+    prog_.items.push_back(std::move(it));
+    return static_cast<std::uint32_t>(prog_.items.size() - 1);
+  }
+
+  void send(std::int64_t peer_chunk, double bytes, const std::string& what) {
+    flush();
+    Item it;
+    it.kind = ItemKind::Send;
+    it.chained = false;
+    it.peer_chunk = peer_chunk;
+    it.bytes = bytes;
+    it.category = Category::PipelineComm;
+    it.label = cx_.b.label("send " + what);
+    prog_.items.push_back(std::move(it));
+  }
+
+ private:
+  Context& cx_;
+  Program& prog_;
+  std::vector<double> seconds_;
+  bool open_ = false;
+  Category category_ = Category::Forward;
+  std::string label_;
+  std::int32_t first_layer_ = 0;
+  std::vector<std::uint32_t> pending_extra_;
+  std::vector<GradReady> pending_grads_;
+};
+
+bool is_attention_core(const Operator& o) {
+  if (o.kind == models::OpKind::Matmul || o.kind == models::OpKind::Softmax) return true;
+  return o.kind == models::OpKind::Dropout && o.find_dim("q") != nullptr;
+}
+
+bool recomputable_layer(const Graph& g, std::int32_t layer) {
+  if (!g.transformer()) return true;
+  return layer >= 1 && layer <= g.transformer()->layers;  // Megatron recomputes the transformer layers
+}
+
+std::vector<double> seconds_of(const std::vector<std::vector<double>>& per_class, OpId op) {
+  std::vector<double> s;
+  for (const auto& c : per_class) s.push_back(c[op]);
+  return s;
+}
+
+// Tensor-parallel axis over which a boundary tensor is replicated (scatter/gather applies), or -1.
+int scatter_gather_axis(const Context& cx, const Layout& l) {
+  const int tp = cx.plan.tp_axis;
+  if (tp < 0 || cx.plan.mesh.axes[static_cast<std::size_t>(tp)].size <= 1) return -1;
+  return replicated_over(l, tp) ? tp : -1;
+}
+
+/// Forward items of a set of operators (in topological order) of one chunk. `materialized` dedupes
+/// resharded inputs within a unit.
+void emit_forward(Context& cx, ProgramBuilder& pb, const std::vector<OpId>& ops, std::int32_t chunk, Category category,
+                  const std::string& prefix, std::set<std::pair<OpId, Layout>>& materialized, const std::map<std::int32_t, std::uint32_t>& gather_of_layer) {
+  const auto& mesh = cx.plan.mesh;
+  std::int32_t current_layer = -1;
+  for (OpId op : ops) {
+    const Operator& o = cx.g.op(op);
+    if (o.kind == models::OpKind::Input) continue;
+    if (o.layer != current_layer) {
+      current_layer = o.layer;
+      if (auto it = gather_of_layer.find(o.layer); it != gather_of_layer.end()) pb.depend_on(it->second);
+    }
+    for (std::size_t slot = 0; slot < o.inputs.size(); ++slot) {
+      const OpId p = cx.producers[op][slot];
+      if (cx.g.op(p).kind == models::OpKind::Input) continue;
+      if (o.routing) {
+        if (slot == 0 && cx.plan.ep_axis >= 0 && cx.plan.ep() > 1 && materialized.insert({p, Layout{}}).second)
+          pb.collective(CollectiveKind::AllToAll, {cx.plan.ep_axis}, local_in_bytes(cx, op, slot), Category::ExpertComm, o.name);
+        continue;
+      }
+      Layout from = output_layout(cx.g.op(p), cx.plan.sharding[p]);
+      if (cx.chunk_of_op[p] != chunk) from = without_partial(from);  // the sender reduced it
+      const Layout to = input_layout(o, cx.plan.sharding[op], slot);
+      if (!materialized.insert({p, to}).second) continue;
+      for (const Need& n : reshard(from, to, local_out_bytes(cx, p), local_in_bytes(cx, op, slot), mesh))
+        pb.collective(n.kind, {n.axis}, n.bytes, category_of_axis(mesh, n.axis), o.name);
+    }
+    pb.compute(op, seconds_of(cx.fwd_s, op), category, prefix);
+  }
+  pb.flush();
+}
+
+struct ChunkPrograms {
+  Program fwd, bwd;
+};
+
+ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
+  ChunkPrograms out;
+  const auto& mesh = cx.plan.mesh;
+  std::vector<OpId> ops;
+  for (OpId op : cx.topo)
+    if (cx.chunk_of_op[op] == chunk) ops.push_back(op);
+
+  // Boundary tensors: produced in another chunk and consumed here (incoming), or the reverse (outgoing).
+  std::vector<OpId> incoming;
+  std::map<std::int32_t, std::vector<OpId>> outgoing;  // consumer chunk → producers
+  for (OpId op : ops) {
+    for (OpId p : cx.producers[op])
+      if (cx.g.op(p).kind != models::OpKind::Input && cx.chunk_of_op[p] != chunk &&
+          std::find(incoming.begin(), incoming.end(), p) == incoming.end())
+        incoming.push_back(p);
+    for (auto [consumer, slot] : cx.consumers[op]) {
+      (void)slot;
+      const auto cc = cx.chunk_of_op[consumer];
+      if (cc != chunk && std::find(outgoing[cc].begin(), outgoing[cc].end(), op) == outgoing[cc].end()) outgoing[cc].push_back(op);
+    }
+  }
+
+  // Layers of this chunk, in order, and their ZeRO-3 weight bytes.
+  std::vector<std::int32_t> layers;
+  for (OpId op : ops)
+    if (layers.empty() || layers.back() != cx.g.op(op).layer) layers.push_back(cx.g.op(op).layer);
+  const bool zero3 = cx.plan.zero >= 3 && cx.plan.dp() > 1;
+  AxisSet data_axes;
+  for (int a : {cx.plan.dp_axis, cx.plan.ep_axis})
+    if (a >= 0 && mesh.axes[static_cast<std::size_t>(a)].size > 1) data_axes.push_back(a);
+  std::sort(data_axes.begin(), data_axes.end());
+  const double weight_bytes = elem_bytes(cx.plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
+  auto layer_weight_bytes = [&](std::int32_t layer) {
+    double bytes = 0;
+    std::set<std::string> seen;
+    for (OpId op : ops) {
+      const auto& o = cx.g.op(op);
+      if (o.layer != layer) continue;
+      for (const auto& w : o.weights)
+        if (seen.insert(w.name).second)
+          bytes += strategies::local_elements(mesh, cx.plan.sharding[op], o, w.spec) * weight_bytes;
+    }
+    return bytes;
+  };
+  auto emit_gathers = [&](ProgramBuilder& pb, std::map<std::int32_t, std::uint32_t>& gather_of_layer) {
+    if (!zero3 || data_axes.empty()) return;
+    for (std::int32_t l : layers) {
+      const double bytes = layer_weight_bytes(l);
+      if (bytes > 0) gather_of_layer[l] = pb.collective(CollectiveKind::AllGather, data_axes, bytes, Category::GradientComm,
+                                                         cx.g.layers()[static_cast<std::size_t>(l)].name + " weights", false);
+    }
+  };
+
+  // ---- forward ----
+  {
+    ProgramBuilder pb(cx, out.fwd);
+    std::map<std::int32_t, std::uint32_t> gathers;
+    emit_gathers(pb, gathers);
+    for (OpId p : incoming) {
+      const int sg = scatter_gather_axis(cx, without_partial(output_layout(cx.g.op(p), cx.plan.sharding[p])));
+      if (sg >= 0) pb.collective(CollectiveKind::AllGather, {sg}, local_out_bytes(cx, p), Category::PipelineComm, "received " + cx.g.op(p).name);
+    }
+    std::set<std::pair<OpId, Layout>> materialized;
+    emit_forward(cx, pb, ops, chunk, Category::Forward, "F ", materialized, gathers);
+    for (const auto& [cc, producers] : outgoing) {
+      for (OpId p : producers) {
+        const Layout l = output_layout(cx.g.op(p), cx.plan.sharding[p]);
+        for (int a : l.partial) pb.collective(CollectiveKind::AllReduce, {a}, local_out_bytes(cx, p), category_of_axis(mesh, a), cx.g.op(p).name);
+        const int sg = scatter_gather_axis(cx, without_partial(l));
+        const double parts = sg >= 0 ? static_cast<double>(mesh.axes[static_cast<std::size_t>(sg)].size) : 1.0;
+        pb.send(cc, local_out_bytes(cx, p) / parts, cx.g.op(p).name);
+      }
+    }
+  }
+
+  // ---- backward (with recomputation, layer by layer from the last) ----
+  {
+    ProgramBuilder pb(cx, out.bwd);
+    std::map<std::int32_t, std::uint32_t> gathers;
+    emit_gathers(pb, gathers);
+    for (const auto& [cc, producers] : outgoing) {
+      (void)cc;
+      for (OpId p : producers) {
+        const int sg = scatter_gather_axis(cx, without_partial(output_layout(cx.g.op(p), cx.plan.sharding[p])));
+        if (sg >= 0)
+          pb.collective(CollectiveKind::AllGather, {sg}, local_out_bytes(cx, p), Category::PipelineComm, "received gradient of " + cx.g.op(p).name);
+      }
+    }
+    std::set<std::string> seen_weights;
+    for (auto layer_it = layers.rbegin(); layer_it != layers.rend(); ++layer_it) {
+      const std::int32_t layer = *layer_it;
+      std::vector<OpId> layer_ops;
+      for (OpId op : ops)
+        if (cx.g.op(op).layer == layer) layer_ops.push_back(op);
+      if (auto it = gathers.find(layer); it != gathers.end()) pb.depend_on(it->second);
+      if (cx.plan.recompute == strategies::Recompute::Full && recomputable_layer(cx.g, layer)) {
+        std::set<std::pair<OpId, Layout>> materialized;
+        emit_forward(cx, pb, layer_ops, chunk, Category::Recompute, "R ", materialized, {});
+      }
+      for (auto it = layer_ops.rbegin(); it != layer_ops.rend(); ++it) {
+        const OpId op = *it;
+        const Operator& o = cx.g.op(op);
+        if (o.kind == models::OpKind::Input) continue;
+        // Bring the gradient of this operator's output into its output layout: one reshard per distinct
+        // layout the consumers in this chunk produce it in (their contributions are summed locally).
+        const Layout to = without_partial(output_layout(o, cx.plan.sharding[op]));
+        std::set<Layout> done;
+        for (auto [consumer, slot] : cx.consumers[op]) {
+          if (cx.chunk_of_op[consumer] != chunk) continue;
+          const Operator& q = cx.g.op(consumer);
+          if (q.routing) {
+            if (slot == 0 && cx.plan.ep_axis >= 0 && cx.plan.ep() > 1 && done.insert(Layout{}).second)
+              pb.collective(CollectiveKind::AllToAll, {cx.plan.ep_axis}, local_in_bytes(cx, consumer, static_cast<std::size_t>(slot)),
+                            Category::ExpertComm, "gradient of " + o.name);
+            continue;
+          }
+          const Layout from = input_grad_layout(q, cx.plan.sharding[consumer], static_cast<std::size_t>(slot));
+          if (!done.insert(from).second) continue;
+          for (const Need& n : reshard(from, to, local_in_bytes(cx, consumer, static_cast<std::size_t>(slot)), local_out_bytes(cx, op), mesh))
+            pb.collective(n.kind, {n.axis}, n.bytes, category_of_axis(mesh, n.axis), "gradient of " + o.name);
+        }
+        std::vector<double> seconds = seconds_of(cx.bwd_s, op);
+        if (cx.plan.recompute == strategies::Recompute::Selective && is_attention_core(o))
+          for (std::size_t c = 0; c < cx.classes; ++c) seconds[c] += cx.fwd_s[c][op];
+        pb.compute(op, seconds, Category::Backward, "B ");
+        // Weight gradients: partial sums over the axes that split dims the weight does not have.
+        const auto& sh = cx.plan.sharding[op];
+        for (const auto& w : o.weights) {
+          if (!seen_weights.insert(w.name).second) continue;
+          AxisSet axes;
+          for (const auto& ds : sh.dims)
+            if (!in_dims(w.spec.dims, ds.dim))
+              for (int a : ds.axes)
+                if (!contains(axes, a)) axes.push_back(a);
+          std::sort(axes.begin(), axes.end());
+          if (axes.empty()) continue;
+          pb.grads_ready(axes, strategies::local_elements(mesh, sh, o, w.spec) * weight_bytes);
+        }
+      }
+    }
+    pb.flush();
+    // Gradients of tensors that came from earlier chunks go back to them.
+    for (OpId p : incoming) {
+      const Layout to = without_partial(output_layout(cx.g.op(p), cx.plan.sharding[p]));
+      std::set<Layout> done;
+      for (auto [consumer, slot] : cx.consumers[p]) {
+        if (cx.chunk_of_op[consumer] != chunk) continue;
+        const Layout from = input_grad_layout(cx.g.op(consumer), cx.plan.sharding[consumer], static_cast<std::size_t>(slot));
+        if (!done.insert(from).second) continue;
+        for (const Need& n : reshard(from, to, local_in_bytes(cx, consumer, static_cast<std::size_t>(slot)), local_out_bytes(cx, p), mesh))
+          pb.collective(n.kind, {n.axis}, n.bytes, category_of_axis(mesh, n.axis), "gradient of " + cx.g.op(p).name);
+      }
+      const int sg = scatter_gather_axis(cx, to);
+      const double parts = sg >= 0 ? static_cast<double>(mesh.axes[static_cast<std::size_t>(sg)].size) : 1.0;
+      pb.send(cx.chunk_of_op[p], local_out_bytes(cx, p) / parts, "gradient of " + cx.g.op(p).name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, const Profile& profile) {
+  const DeviceMesh& mesh = plan.mesh;
+  const std::int64_t devices = mesh.device_count();
+  PARASIM_CHECK(devices == cluster.device_count(), "the plan's mesh must cover the cluster's devices");
+  PARASIM_CHECK(plan.sharding.size() == g.op_count(), "one sharding per operator");
+
+  TaskGraphBuilder b(devices, {"compute", "comm.tp", "comm.dp", "comm.ep", "p2p"});
+  Context cx{g, plan, cluster, b, {}, g.topological_order(), {}, {}, 1, {}, {}};
+  cx.chunk_of_op.resize(g.op_count());
+  cx.consumers.resize(g.op_count());
+  cx.producers.resize(g.op_count());
+  for (OpId op = 0; op < g.op_count(); ++op) {
+    cx.chunk_of_op[op] = plan.chunk_of_layer[static_cast<std::size_t>(g.op(op).layer)];
+    cx.producers[op] = g.producers(op);
+    cx.consumers[op] = g.consumers(op);
+  }
+
+  // Device classes: devices of the same kind and speed share their compute durations.
+  std::vector<std::size_t> class_of(static_cast<std::size_t>(devices));
+  std::vector<std::pair<std::string, double>> classes;
+  for (const auto& d : cluster.devices) {
+    const auto key = std::make_pair(d.kind, d.speed_factor);
+    auto it = std::find(classes.begin(), classes.end(), key);
+    if (it == classes.end()) {
+      classes.push_back(key);
+      it = classes.end() - 1;
+    }
+    class_of[static_cast<std::size_t>(d.id)] = static_cast<std::size_t>(it - classes.begin());
+  }
+  cx.classes = classes.size();
+  for (const auto& [kind, speed] : classes) {
+    const DeviceProfile& dev = profile.device(kind);
+    std::vector<double> f(g.op_count()), bw(g.op_count());
+    for (OpId op = 0; op < g.op_count(); ++op) {
+      const OpCost c = op_cost(dev, g.op(op), mesh, plan.sharding[op], plan.precision);
+      f[op] = c.fwd_s / speed;
+      bw[op] = c.bwd_s / speed;
+    }
+    cx.fwd_s.push_back(std::move(f));
+    cx.bwd_s.push_back(std::move(bw));
+  }
+
+  const std::int64_t C = plan.chunks(), pp = plan.pp, m = plan.micro_batches, v = plan.virtual_stages;
+  std::vector<ChunkPrograms> programs;
+  for (std::int32_t c = 0; c < C; ++c) programs.push_back(build_chunk(cx, c));
+
+  // Devices of each stage and each device's position in its stage.
+  std::vector<std::vector<std::int64_t>> stage_devices(static_cast<std::size_t>(pp));
+  std::vector<std::size_t> pos_in_stage(static_cast<std::size_t>(devices));
+  std::vector<std::vector<std::int64_t>> coords(static_cast<std::size_t>(devices));
+  for (std::int64_t d = 0; d < devices; ++d) {
+    coords[static_cast<std::size_t>(d)] = mesh.coords_of(d);
+    const std::int64_t stage = plan.pp_axis >= 0 ? coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(plan.pp_axis)] : 0;
+    pos_in_stage[static_cast<std::size_t>(d)] = stage_devices[static_cast<std::size_t>(stage)].size();
+    stage_devices[static_cast<std::size_t>(stage)].push_back(d);
+  }
+  auto peer_device = [&](std::int64_t d, std::int64_t stage) {
+    auto c = coords[static_cast<std::size_t>(d)];
+    if (plan.pp_axis >= 0) c[static_cast<std::size_t>(plan.pp_axis)] = stage;
+    return mesh.device_at(c);
+  };
+  // Groups per (axis set, stage), interned in the builder.
+  std::map<std::pair<AxisSet, std::int64_t>, std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>>> group_cache;
+  auto groups_of = [&](const AxisSet& axes, std::int64_t stage) -> const auto& {
+    auto key = std::make_pair(axes, stage);
+    auto it = group_cache.find(key);
+    if (it != group_cache.end()) return it->second;
+    std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> gs;
+    std::set<std::int64_t> seen;
+    for (std::int64_t d : stage_devices[static_cast<std::size_t>(stage)]) {
+      if (seen.count(d)) continue;
+      auto members = mesh.group_of(d, axes);
+      for (auto x : members) seen.insert(x);
+      const std::uint32_t id = b.group(members);
+      gs.emplace_back(id, std::move(members));
+    }
+    return group_cache.emplace(key, std::move(gs)).first->second;
+  };
+
+  // Per device: tasks in creation order, grouped by the device's local unit index.
+  std::vector<std::vector<TaskId>> dev_tasks(static_cast<std::size_t>(devices));
+  std::vector<std::vector<std::uint32_t>> dev_unit_start(static_cast<std::size_t>(devices));
+  std::vector<std::vector<TaskId>> pending_recv(static_cast<std::size_t>(devices));
+  std::vector<std::vector<TaskId>> dev_grad_tasks(static_cast<std::size_t>(devices));
+  std::vector<TaskId> prev(static_cast<std::size_t>(devices), kNoTask);
+  std::vector<TaskId> item_tasks;
+  std::vector<TaskId> deps;
+
+  auto run_unit = [&](bool forward, std::int64_t j, std::int64_t c) {
+    const Program& prog = forward ? programs[static_cast<std::size_t>(c)].fwd : programs[static_cast<std::size_t>(c)].bwd;
+    const std::int64_t stage = c % pp;
+    const auto& devs = stage_devices[static_cast<std::size_t>(stage)];
+    const std::size_t S = devs.size();
+    for (std::int64_t d : devs) {
+      prev[static_cast<std::size_t>(d)] = kNoTask;
+      dev_unit_start[static_cast<std::size_t>(d)].push_back(static_cast<std::uint32_t>(dev_tasks[static_cast<std::size_t>(d)].size()));
+    }
+    item_tasks.assign(prog.items.size() * S, kNoTask);
+    const bool sync_grads = !forward && j == m - 1;
+    std::map<AxisSet, double> bucket;
+    const auto mb = static_cast<std::int32_t>(j);
+
+    auto member_deps = [&](std::int64_t d, const Item& it, bool first) {
+      const auto ud = static_cast<std::size_t>(d);
+      if (it.chained && prev[ud] != kNoTask) deps.push_back(prev[ud]);
+      if (first) {
+        deps.insert(deps.end(), pending_recv[ud].begin(), pending_recv[ud].end());
+        pending_recv[ud].clear();
+      }
+      for (std::uint32_t e : it.extra_deps) {
+        const TaskId t = item_tasks[e * S + pos_in_stage[ud]];
+        if (t != kNoTask) deps.push_back(t);
+      }
+    };
+    auto emit_bucket = [&](const AxisSet& axes, double bytes, std::size_t after_item) {
+      const CollectiveKind kind = plan.zero >= 1 && !axes.empty() ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+      for (const auto& [gid, members] : groups_of(axes, stage)) {
+        deps.clear();
+        for (std::int64_t mdev : members) {
+          const auto ud = static_cast<std::size_t>(mdev);
+          const TaskId t = after_item == SIZE_MAX ? prev[ud] : item_tasks[after_item * S + pos_in_stage[ud]];
+          if (t != kNoTask) deps.push_back(t);
+        }
+        const auto cid = b.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, gid, bytes, -1});
+        const TaskId t = b.add_collective(cid, stream_of_axes(mesh, axes), Category::GradientComm, mb, b.label("gradient bucket"), deps);
+        for (std::int64_t mdev : members) {
+          dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+          dev_grad_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+        }
+      }
+    };
+
+    bool received = false;  // incoming sends feed the unit's first chained item
+    for (std::size_t i = 0; i < prog.items.size(); ++i) {
+      const Item& it = prog.items[i];
+      const bool first = !received && it.chained;
+      received |= first;
+      switch (it.kind) {
+        case ItemKind::Compute:
+          for (std::int64_t d : devs) {
+            const auto ud = static_cast<std::size_t>(d);
+            deps.clear();
+            member_deps(d, it, first);
+            const TaskId t = b.add(TaskKind::Compute, d, kComputeStream, it.duration[class_of[ud]], it.category, mb, it.label, deps);
+            prev[ud] = t;
+            item_tasks[i * S + pos_in_stage[ud]] = t;
+            dev_tasks[ud].push_back(t);
+          }
+          break;
+        case ItemKind::Collective: {
+          const std::uint8_t stream = stream_of_axes(mesh, it.axes);
+          for (const auto& [gid, members] : groups_of(it.axes, stage)) {
+            deps.clear();
+            for (std::int64_t mdev : members) member_deps(mdev, it, first);
+            std::sort(deps.begin(), deps.end());
+            deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+            const auto cid = b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, gid, it.bytes, -1});
+            const TaskId t = b.add_collective(cid, stream, it.category, mb, it.label, deps);
+            for (std::int64_t mdev : members) {
+              const auto ud = static_cast<std::size_t>(mdev);
+              if (it.chained) prev[ud] = t;
+              item_tasks[i * S + pos_in_stage[ud]] = t;
+              dev_tasks[ud].push_back(t);
+            }
+          }
+          break;
+        }
+        case ItemKind::Send: {
+          const std::int64_t peer_stage = it.peer_chunk % pp;
+          for (std::int64_t d : devs) {
+            const auto ud = static_cast<std::size_t>(d);
+            deps.clear();
+            member_deps(d, it, first);
+            if (prev[ud] != kNoTask && std::find(deps.begin(), deps.end(), prev[ud]) == deps.end()) deps.push_back(prev[ud]);
+            const std::int64_t peer = peer_device(d, peer_stage);
+            std::vector<std::int64_t> pair{std::min(d, peer), std::max(d, peer)};
+            const auto gid = b.group(pair);
+            const auto cid = b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d});
+            const TaskId t = b.add_collective(cid, kPipelineStream, Category::PipelineComm, mb, it.label, deps);
+            pending_recv[static_cast<std::size_t>(peer)].push_back(t);
+            item_tasks[i * S + pos_in_stage[ud]] = t;
+            dev_tasks[ud].push_back(t);
+          }
+          break;
+        }
+      }
+      if (sync_grads) {
+        for (const auto& gr : it.grads) bucket[gr.axes] += gr.bytes;
+        if (plan.overlap_grad_reduce) {
+          for (auto& [axes, bytes] : bucket) {
+            if (bytes >= plan.grad_bucket_bytes) {
+              emit_bucket(axes, bytes, i);
+              bytes = 0;
+            }
+          }
+        }
+      }
+    }
+    if (sync_grads)
+      for (const auto& [axes, bytes] : bucket)
+        if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
+  };
+
+  for (std::int64_t j = 0; j < m; ++j)
+    for (std::int64_t c = 0; c < C; ++c) run_unit(true, j, c);
+  for (std::int64_t j = 0; j < m; ++j)
+    for (std::int64_t c = C - 1; c >= 0; --c) run_unit(false, j, c);
+
+  // Optimizer step, then (ZeRO 1–2) the all-gather of the updated parameter shards.
+  {
+    const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision);
+    const auto opt_label = b.label("optimizer step");
+    // Local parameters per stage and their ZeRO divisor.
+    std::vector<double> stage_params(static_cast<std::size_t>(pp), 0), stage_updated(static_cast<std::size_t>(pp), 0);
+    std::set<std::string> seen;
+    for (OpId op = 0; op < g.op_count(); ++op) {
+      const auto& o = g.op(op);
+      const auto stage = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(o.layer)] % pp);
+      for (const auto& w : o.weights) {
+        if (!seen.insert(w.name).second) continue;
+        const double e = strategies::local_elements(mesh, plan.sharding[op], o, w.spec);
+        double replicas = 1;
+        for (int a : {plan.dp_axis, plan.ep_axis}) {
+          if (a < 0) continue;
+          bool splits = false;
+          for (const auto& dn : w.spec.dims)
+            for (int x : plan.sharding[op].axes_of(dn)) splits |= (x == a);
+          if (!splits) replicas *= static_cast<double>(mesh.axes[static_cast<std::size_t>(a)].size);
+        }
+        stage_params[stage] += e;
+        stage_updated[stage] += plan.zero >= 1 ? e / replicas : e;
+      }
+    }
+    AxisSet data_axes;
+    for (int a : {plan.dp_axis, plan.ep_axis})
+      if (a >= 0 && mesh.axes[static_cast<std::size_t>(a)].size > 1) data_axes.push_back(a);
+    std::sort(data_axes.begin(), data_axes.end());
+    std::vector<TaskId> opt_task(static_cast<std::size_t>(devices), kNoTask);
+    for (std::int64_t d = 0; d < devices; ++d) {
+      const auto ud = static_cast<std::size_t>(d);
+      dev_unit_start[ud].push_back(static_cast<std::uint32_t>(dev_tasks[ud].size()));
+      const auto stage = static_cast<std::size_t>(plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0);
+      const DeviceProfile& dev = profile.device(cluster.devices[ud].kind);
+      const double updated = stage_updated[stage];
+      const double seconds = kernel_seconds(dev, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1) /
+                             cluster.devices[ud].speed_factor;
+      const TaskId t = b.add(TaskKind::Compute, d, kComputeStream, Picoseconds::from_seconds(seconds), Category::Optimizer, -1, opt_label,
+                             dev_grad_tasks[ud]);
+      opt_task[ud] = t;
+      dev_tasks[ud].push_back(t);
+    }
+    if (plan.zero >= 1 && plan.zero < 3 && !data_axes.empty()) {
+      const double weight_bytes = elem_bytes(plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
+      for (std::int64_t stage = 0; stage < pp; ++stage) {
+        for (const auto& [gid, members] : groups_of(data_axes, stage)) {
+          deps.clear();
+          for (std::int64_t mdev : members) deps.push_back(opt_task[static_cast<std::size_t>(mdev)]);
+          const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Auto, gid,
+                                                       stage_params[static_cast<std::size_t>(stage)] * weight_bytes, -1});
+          const TaskId t = b.add_collective(cid, stream_of_axes(mesh, data_axes), Category::GradientComm, -1, b.label("parameter all-gather"), deps);
+          for (std::int64_t mdev : members) dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+        }
+      }
+    }
+  }
+
+  // Issue order: each device's units in its stage's schedule order, then the optimizer phase.
+  for (std::int64_t d = 0; d < devices; ++d) {
+    const auto ud = static_cast<std::size_t>(d);
+    const std::int64_t stage = plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0;
+    const auto& starts = dev_unit_start[ud];
+    const auto& tasks = dev_tasks[ud];
+    auto enqueue_unit = [&](std::size_t local) {
+      const std::size_t begin = starts[local];
+      const std::size_t end = local + 1 < starts.size() ? starts[local + 1] : tasks.size();
+      for (std::size_t k = begin; k < end; ++k) b.enqueue_on(tasks[k], d);
+    };
+    for (const auto& step : strategies::pipeline_order(plan.schedule, pp, v, m, stage)) {
+      const std::int64_t k = step.chunk / pp;  // the chunk's index among this stage's chunks
+      const std::size_t local = step.forward ? static_cast<std::size_t>(step.micro_batch * v + k)
+                                             : static_cast<std::size_t>(m * v + step.micro_batch * v + (v - 1 - k));
+      enqueue_unit(local);
+    }
+    enqueue_unit(static_cast<std::size_t>(2 * m * v));
+  }
+
+  LoweredStep out;
+  out.tasks = std::move(b).finish();
+  const double per_micro_batch = g.fwd_flops() + g.bwd_flops();
+  double recompute = 0;
+  for (OpId op = 0; op < g.op_count(); ++op) {
+    const auto& o = g.op(op);
+    if (plan.recompute == strategies::Recompute::Full && recomputable_layer(g, o.layer)) recompute += o.fwd_flops();
+    if (plan.recompute == strategies::Recompute::Selective && is_attention_core(o)) recompute += o.fwd_flops();
+  }
+  out.model_flops = per_micro_batch * static_cast<double>(m);
+  out.hardware_flops = (per_micro_batch + recompute) * static_cast<double>(m);
+  out.samples = plan.global_batch;
+  out.tokens = plan.global_batch * (g.transformer() ? g.transformer()->seq_len : 1);
+  return out;
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,73 @@
+#pragma once
+/// The Result of simulating one training step: time, throughput, utilisation, where the time goes,
+/// memory by kind and whether it fits, communication volume. A plain value; sim/result_json writes
+/// it in the versioned schema "parasim.result/1".
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/task_graph.hpp"
+#include "strategies/memory.hpp"
+
+namespace parasim::sim {
+
+inline constexpr const char* kResultSchema = "parasim.result/1";
+
+/// How one device spends the step, in seconds; the parts sum to the step time. Compute categories
+/// count time the compute stream is busy; a communication category counts time it alone is in
+/// flight while the compute stream idles (exposed communication); idle is the rest (pipeline bubble
+/// and waiting).
+struct TimeBreakdown {
+  std::array<double, kCategoryCount> seconds{};  ///< indexed by Category
+  double idle_s = 0;
+  bool operator==(const TimeBreakdown&) const = default;
+  [[nodiscard]] double compute_s() const;
+  [[nodiscard]] double exposed_comm_s() const;
+};
+
+struct DeviceTimes {
+  std::int64_t device = 0;
+  std::int64_t stage = 0;
+  TimeBreakdown breakdown;
+  double comm_busy_s = 0;  ///< time any communication stream of the device is busy (overlapped or not)
+  bool operator==(const DeviceTimes&) const = default;
+};
+
+struct Result {
+  std::string scenario;
+  std::string variant;        ///< "base" or the what-if's name
+  std::string model;
+  std::string plan;           ///< the plan's description
+  std::string backend;        ///< "analytical" or "simgrid": which engine produced every time figure
+  std::string profile;        ///< profile name
+  std::string profile_origin; ///< datasheet or calibrated, and from where
+  std::string device_kind;
+  std::int64_t devices = 0;
+  std::int64_t tasks = 0;
+
+  double step_time_s = 0;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;     ///< without recomputation (the numerator of MFU)
+  double hardware_flops_per_step = 0;  ///< with recomputation (the numerator of HFU)
+  double mfu = 0;  ///< model FLOPs / (step time × devices × peak)
+  double hfu = 0;
+  double model_tflops_per_device = 0;  ///< model FLOPs / step time / devices, in TFLOP/s
+  double bubble_fraction = 0;          ///< mean idle time over the step time
+
+  TimeBreakdown breakdown;  ///< the mean over devices
+  std::vector<DeviceTimes> per_device;
+
+  std::vector<strategies::StageMemory> memory;  ///< peak per pipeline stage
+  double memory_capacity_bytes = 0;  ///< usable per device (capacity − runtime reserve)
+  bool fits = true;
+  std::int64_t peak_memory_stage = 0;
+
+  double intra_node_bytes = 0;  ///< sent over intra-node links per step, summed over devices
+  double inter_node_bytes = 0;  ///< sent over the inter-node network per step, summed over devices
+
+  bool operator==(const Result&) const = default;
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,185 @@
+#include <algorithm>
+#include <limits>
+
+#include "common/error.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/simulate.hpp"
+
+namespace parasim::sim {
+namespace {
+
+bool is_compute(Category c) {
+  return c == Category::Forward || c == Category::Backward || c == Category::Recompute || c == Category::Optimizer ||
+         c == Category::DataLoad;
+}
+
+// When several communication streams are in flight while compute idles, the exposed time goes to the
+// one the step waits on first: tensor-parallel, then expert, then pipeline, then gradient traffic.
+int comm_priority(Category c) {
+  switch (c) {
+    case Category::TensorComm: return 0;
+    case Category::ExpertComm: return 1;
+    case Category::PipelineComm: return 2;
+    case Category::GradientComm: return 3;
+    default: return 4;
+  }
+}
+
+/// Splits [0, makespan) of one device into compute (by category), exposed communication (by category)
+/// and idle, sweeping its stream queues (each FIFO, so each is a sorted run of intervals).
+DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const Picoseconds> coll_ps, std::int64_t device) {
+  DeviceTimes out;
+  out.device = device;
+  const std::size_t streams = g.stream_count();
+  std::vector<std::span<const TaskId>> queues;
+  for (std::size_t s = 0; s < streams; ++s) queues.push_back(g.queue_of(static_cast<std::size_t>(device) * streams + s));
+  std::vector<std::size_t> at(streams, 0);
+  const std::int64_t end_time = tl.makespan.count;
+  std::int64_t t = 0;
+  std::vector<double> comm_union(1, 0);
+  while (t < end_time) {
+    std::int64_t next = end_time;
+    int compute_cat = -1, comm_cat = -1, best_priority = 99;
+    for (std::size_t s = 0; s < streams; ++s) {
+      auto& k = at[s];
+      while (k < queues[s].size()) {
+        const TaskId task = queues[s][k];
+        const std::int64_t finish = tl.start_ps[task] + task_duration_ps(g, coll_ps, task);
+        if (finish > t && finish > tl.start_ps[task]) break;
+        ++k;
+      }
+      if (k == queues[s].size()) continue;
+      const TaskId task = queues[s][k];
+      const std::int64_t start = tl.start_ps[task];
+      const std::int64_t finish = start + task_duration_ps(g, coll_ps, task);
+      if (start > t) {
+        next = std::min(next, start);
+        continue;
+      }
+      next = std::min(next, finish);
+      const Category c = g.category[task];
+      if (is_compute(c)) {
+        compute_cat = static_cast<int>(c);
+      } else if (comm_priority(c) < best_priority) {
+        best_priority = comm_priority(c);
+        comm_cat = static_cast<int>(c);
+      }
+    }
+    const double span = static_cast<double>(next - t) * 1e-12;
+    if (comm_cat >= 0) out.comm_busy_s += span;
+    if (compute_cat >= 0) out.breakdown.seconds[static_cast<std::size_t>(compute_cat)] += span;
+    else if (comm_cat >= 0) out.breakdown.seconds[static_cast<std::size_t>(comm_cat)] += span;
+    else out.breakdown.idle_s += span;
+    t = next;
+  }
+  return out;
+}
+
+}  // namespace
+
+double TimeBreakdown::compute_s() const {
+  double s = 0;
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (is_compute(static_cast<Category>(c))) s += seconds[static_cast<std::size_t>(c)];
+  return s;
+}
+
+double TimeBreakdown::exposed_comm_s() const {
+  double s = 0;
+  for (int c = 0; c < kCategoryCount; ++c)
+    if (!is_compute(static_cast<Category>(c))) s += seconds[static_cast<std::size_t>(c)];
+  return s;
+}
+
+std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
+
+std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster) {
+  std::vector<CollectiveEstimate> out;
+  out.reserve(tasks.collectives.size());
+  for (const auto& c : tasks.collectives) out.push_back(collective_time(cluster, c.kind, tasks.group(c.group), c.bytes, c.algorithm));
+  return out;
+}
+
+Result summarize(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
+                 const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives, Backend backend) {
+  Result r;
+  r.model = graph.name();
+  r.plan = plan.description;
+  r.backend = std::string(to_string(backend));
+  r.profile = profile.name;
+  r.profile_origin = profile.origin;
+  r.device_kind = cluster.devices.front().kind;
+  r.devices = cluster.device_count();
+  r.tasks = static_cast<std::int64_t>(step.tasks.task_count());
+  r.step_time_s = timeline.makespan.seconds();
+  PARASIM_CHECK(r.step_time_s > 0, "a simulated step takes time");
+  r.samples_per_s = static_cast<double>(step.samples) / r.step_time_s;
+  r.tokens_per_s = static_cast<double>(step.tokens) / r.step_time_s;
+  r.model_flops_per_step = step.model_flops;
+  r.hardware_flops_per_step = step.hardware_flops;
+  double peak_sum = 0;
+  for (const auto& d : cluster.devices) peak_sum += gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor;
+  r.mfu = step.model_flops / (r.step_time_s * peak_sum);
+  r.hfu = step.hardware_flops / (r.step_time_s * peak_sum);
+  r.model_tflops_per_device = step.model_flops / r.step_time_s / static_cast<double>(r.devices) / 1e12;
+
+  std::vector<Picoseconds> coll_ps;
+  coll_ps.reserve(collectives.size());
+  for (const auto& c : collectives) coll_ps.push_back(c.time);
+  r.per_device.reserve(static_cast<std::size_t>(r.devices));
+  for (std::int64_t d = 0; d < r.devices; ++d) {
+    DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, d);
+    dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
+    for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
+    r.breakdown.idle_s += dt.breakdown.idle_s;
+    r.per_device.push_back(dt);
+  }
+  const double n = static_cast<double>(r.devices);
+  for (auto& s : r.breakdown.seconds) s /= n;
+  r.breakdown.idle_s /= n;
+  r.bubble_fraction = r.breakdown.idle_s / r.step_time_s;
+
+  // Memory against the smallest usable capacity of any device.
+  r.memory = strategies::memory_per_stage(graph, plan);
+  double capacity = std::numeric_limits<double>::infinity();
+  for (const auto& d : cluster.devices) {
+    const auto& dev = profile.device(d.kind);
+    capacity = std::min(capacity, dev.memory_capacity_bytes - dev.memory_reserved_bytes);
+  }
+  r.memory_capacity_bytes = capacity;
+  double peak = -1;
+  for (const auto& sm : r.memory) {
+    if (sm.memory.total_bytes() > peak) {
+      peak = sm.memory.total_bytes();
+      r.peak_memory_stage = sm.stage;
+    }
+  }
+  r.fits = peak <= capacity;
+
+  // Communication volume per step by link class.
+  const auto& g = step.tasks;
+  for (TaskId t = 0; t < g.task_count(); ++t) {
+    if (g.kind[t] != TaskKind::Collective) continue;
+    const auto& spec = g.collectives[g.owner[t]];
+    const auto& est = collectives[g.owner[t]];
+    const auto members = static_cast<double>(spec.kind == CollectiveKind::SendRecv ? 1 : g.group(spec.group).size());
+    r.intra_node_bytes += est.intra_bytes_per_device * members;
+    r.inter_node_bytes += est.inter_bytes_per_device * members;
+  }
+  return r;
+}
+
+Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend) {
+  if (backend == Backend::SimGrid) throw PlanError("the simgrid backend is not available in this build yet");
+  Simulation s;
+  s.step = lower(graph, plan, cluster, profile);
+  s.collectives = estimate_collectives(s.step.tasks, cluster);
+  std::vector<Picoseconds> coll_ps;
+  coll_ps.reserve(s.collectives.size());
+  for (const auto& c : s.collectives) coll_ps.push_back(c.time);
+  s.timeline = simulate_fifo(s.step.tasks, coll_ps);
+  s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend);
+  return s;
+}
+
+}  // namespace parasim::sim
