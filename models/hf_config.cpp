@@ -36,13 +36,14 @@ class Fields {
   }
   std::string pointer(const std::string& key) const { return json_pointer_append("", key); }
 
-  /// A size >= 1 that the config must give.
-  std::int64_t size(const std::string& key) const {
+  /// A size in [1, max] that the config must give. The default limit, 2^24, is far above any released
+  /// model's widths, vocabularies and contexts; it keeps every count inside int64.
+  std::int64_t size(const std::string& key, std::int64_t max = kMaxSize) const {
     if (!find(key)) throw doc_.error_at(pointer(key), "missing required field \"" + key + "\" (" + architecture_ + " configs must give it)");
-    return read_integer(doc_, pointer(key), 1);
+    return bounded(key, max);
   }
-  std::int64_t size_or(const std::string& key, std::int64_t fallback) const {
-    return find(key) ? read_integer(doc_, pointer(key), 1) : fallback;
+  std::int64_t size_or(const std::string& key, std::int64_t fallback, std::int64_t max = kMaxSize) const {
+    return find(key) ? bounded(key, max) : fallback;
   }
   bool boolean_or(const std::string& key, bool fallback) const {
     const auto* v = find(key);
@@ -66,9 +67,20 @@ class Fields {
   InputError error(const std::string& key, const std::string& message) const { return doc_.error_at(pointer(key), message); }
 
  private:
+  static constexpr std::int64_t kMaxSize = 1LL << 24;
+
+  std::int64_t bounded(const std::string& key, std::int64_t max) const {
+    const std::int64_t v = read_integer(doc_, pointer(key), 1);
+    if (v > max) throw doc_.error_at(pointer(key), "found integer " + std::to_string(v) + ", expected an integer <= " + std::to_string(max));
+    return v;
+  }
+
   const JsonDocument& doc_;
   std::string architecture_;
 };
+
+// The most layers a config may give: far above any released model (126 for Llama-3-405B).
+constexpr std::int64_t kMaxLayers = 4096;
 
 const Architecture& find_architecture(const JsonDocument& doc) {
   const auto& root = doc.root();
@@ -146,7 +158,7 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
   if (arch.family == Family::Gpt2) {
     // transformers' GPT2Config; GPT-2 ties the LM head to the token embedding by default.
     c.hidden = f.size("n_embd");
-    c.layers = f.size("n_layer");
+    c.layers = f.size("n_layer", kMaxLayers);
     c.heads = f.size("n_head");
     c.vocab = f.size("vocab_size");
     c.max_positions = f.size("n_positions");
@@ -157,7 +169,7 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
   } else if (arch.family == Family::Bert) {
     // transformers' BertConfig: post-norm encoder, learned absolute positions, segment embeddings, pooler.
     c.hidden = f.size("hidden_size");
-    c.layers = f.size("num_hidden_layers");
+    c.layers = f.size("num_hidden_layers", kMaxLayers);
     c.heads = f.size("num_attention_heads");
     c.ffn_hidden = f.size("intermediate_size");
     c.vocab = f.size("vocab_size");
@@ -172,7 +184,7 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
     // transformers' LlamaConfig and its relatives: pre-norm RMSNorm, rotary positions, SwiGLU MLP,
     // grouped-query attention, no biases (Qwen2: on q, k and v), untied LM head unless told otherwise.
     c.hidden = f.size("hidden_size");
-    c.layers = f.size("num_hidden_layers");
+    c.layers = f.size("num_hidden_layers", kMaxLayers);
     c.heads = f.size("num_attention_heads");
     c.ffn_hidden = f.size("intermediate_size");
     c.vocab = f.size("vocab_size");

@@ -12,7 +12,8 @@ std::optional<std::string> validate(const MlpConfig& c) {
     if (c.sizes[i] < 1 || c.sizes[i] > kMaxMlpWidth)
       return "sizes[" + std::to_string(i) + "] must be between 1 and " + std::to_string(kMaxMlpWidth) + ", found " +
              std::to_string(c.sizes[i]);
-  if (c.batch < 1) return "batch must be >= 1, found " + std::to_string(c.batch);
+  if (c.batch < 1 || c.batch > ops::kMaxBatch)
+    return "batch must be between 1 and " + std::to_string(ops::kMaxBatch) + ", found " + std::to_string(c.batch);
   return std::nullopt;
 }
 

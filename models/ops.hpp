@@ -17,6 +17,10 @@ namespace parasim::models::ops {
 inline constexpr double kLayerNormFlops = 5, kBatchNormFlops = 5, kRmsNormFlops = 4, kGeluFlops = 8, kSiluFlops = 5,
                         kSoftmaxFlops = 5, kDropoutFlops = 1, kAddFlops = 1, kReluFlops = 1, kLossFlops = 5;
 
+/// The largest batch any builder accepts (inclusive): with sequence lengths and expert fan-out it keeps
+/// every token count far inside int64.
+inline constexpr std::int64_t kMaxBatch = 1LL << 31;
+
 /// A dim of an operator's iteration space.
 [[nodiscard]] Dim dim(std::string name, std::int64_t size, bool splittable = true);
 

@@ -164,7 +164,7 @@ std::optional<std::string> validate(const ResNetConfig& c) {
   if (auto e = in_range("image_size", c.image_size, kMaxImageSize)) return e;
   if (auto e = in_range("in_channels", c.in_channels, kMaxChannels)) return e;
   if (auto e = in_range("num_classes", c.num_classes, kMaxClasses)) return e;
-  if (c.batch < 1) return "batch must be >= 1, found " + std::to_string(c.batch);
+  if (auto e = in_range("batch", c.batch, ops::kMaxBatch)) return e;
   for (std::size_t i = 0; i < c.blocks.size(); ++i)
     if (c.blocks[i] < 1 || c.blocks[i] > 1024)
       return "layer" + std::to_string(i + 1) + " must have between 1 and 1024 blocks, found " + std::to_string(c.blocks[i]);

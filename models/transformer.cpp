@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "models/ops.hpp"
@@ -237,6 +238,10 @@ std::optional<std::string> validate(const TransformerConfig& c) {
   for (auto [field, v] : {std::pair{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"vocab", c.vocab},
                           {"seq_len", c.seq_len}, {"batch", c.batch}})
     if (auto e = positive(field, v)) return e;
+  // Upper limits far above any real model; they keep token counts inside int64 and graph sizes bounded.
+  for (auto [field, v, max] : {std::tuple{"layers", c.layers, std::int64_t{4096}}, {"seq_len", c.seq_len, std::int64_t{1} << 24},
+                               {"batch", c.batch, ops::kMaxBatch}})
+    if (v > max) return std::string(field) + " must be <= " + std::to_string(max) + ", found " + std::to_string(v);
   for (auto [field, v] : {std::pair{"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"ffn_hidden", c.ffn_hidden},
                           {"max_positions", c.max_positions}, {"token_types", c.token_types}, {"experts", c.experts}})
     if (v < 0) return std::string(field) + " must be >= 0, found " + std::to_string(v);
