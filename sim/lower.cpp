@@ -122,6 +122,10 @@ struct Item {
   std::int64_t peer_chunk = -1;  ///< send: the chunk receiving
   std::vector<std::uint32_t> extra_deps;  ///< earlier items of the same program
   std::vector<GradReady> grads;           ///< weight gradients complete once this item finishes
+  /// Filled on first use (an item always runs on the same stage): its groups and, per group, the
+  /// interned collective — they repeat for every micro-batch.
+  mutable const std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>>* groups = nullptr;
+  mutable std::vector<std::uint32_t> collective_ids;
 };
 
 struct Program {
@@ -631,12 +635,18 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           break;
         case ItemKind::Collective: {
           const std::uint8_t stream = stream_of_axes(mesh, it.axes);
-          for (const auto& [gid, members] : groups_of(it.axes, stage)) {
+          if (!it.groups) {
+            it.groups = &groups_of(it.axes, stage);
+            for (const auto& group : *it.groups)
+              it.collective_ids.push_back(b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, group.first, it.bytes, -1}));
+          }
+          for (std::size_t gi = 0; gi < it.groups->size(); ++gi) {
+            const auto& members = (*it.groups)[gi].second;
             deps.clear();
             for (std::int64_t mdev : members) member_deps(mdev, it, first);
             std::sort(deps.begin(), deps.end());
             deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-            const auto cid = b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, gid, it.bytes, -1});
+            const auto cid = it.collective_ids[gi];
             const TaskId t = b.add_collective(cid, stream, it.category, mb, it.label, deps);
             for (std::int64_t mdev : members) {
               const auto ud = static_cast<std::size_t>(mdev);
@@ -683,6 +693,15 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
         if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
   };
 
+  {
+    // Reserve the task arrays: every unit of chunk c instantiates its items on the stage's devices.
+    std::size_t estimate = static_cast<std::size_t>(devices) * 2;
+    for (std::int64_t c = 0; c < C; ++c)
+      for (const Program* prog : {&programs[static_cast<std::size_t>(c)].fwd, &programs[static_cast<std::size_t>(c)].bwd})
+        estimate += prog->items.size() * stage_devices[static_cast<std::size_t>(c % pp)].size() * static_cast<std::size_t>(m);
+    b.reserve(estimate);
+    for (auto& v : dev_tasks) v.reserve(estimate / static_cast<std::size_t>(devices));
+  }
   for (std::int64_t j = 0; j < m; ++j)
     for (std::int64_t c = 0; c < C; ++c) run_unit(true, j, c);
   for (std::int64_t j = 0; j < m; ++j)

@@ -25,44 +25,57 @@ int comm_priority(Category c) {
   }
 }
 
+struct Interval {
+  std::int64_t start, finish;
+  Category category;
+};
+
 /// Splits [0, makespan) of one device into compute (by category), exposed communication (by category)
-/// and idle, sweeping its stream queues (each FIFO, so each is a sorted run of intervals).
-DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const Picoseconds> coll_ps, std::int64_t device) {
+/// and idle. Each stream is FIFO, so its intervals are sorted and disjoint; they are copied out once
+/// into contiguous runs and swept together.
+DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const Picoseconds> coll_ps, std::int64_t device,
+                         std::vector<std::vector<Interval>>& runs) {
   DeviceTimes out;
   out.device = device;
   const std::size_t streams = g.stream_count();
-  std::vector<std::span<const TaskId>> queues;
-  for (std::size_t s = 0; s < streams; ++s) queues.push_back(g.queue_of(static_cast<std::size_t>(device) * streams + s));
+  runs.resize(streams);
+  std::size_t active_streams = 0;
+  std::vector<std::size_t> live;
+  for (std::size_t s = 0; s < streams; ++s) {
+    auto& run = runs[s];
+    run.clear();
+    for (TaskId task : g.queue_of(static_cast<std::size_t>(device) * streams + s)) {
+      const std::int64_t start = tl.start_ps[task];
+      const std::int64_t finish = start + task_duration_ps(g, coll_ps, task);
+      if (finish > start) run.push_back({start, finish, g.category[task]});
+    }
+    if (!run.empty()) {
+      live.push_back(s);
+      ++active_streams;
+    }
+  }
   std::vector<std::size_t> at(streams, 0);
   const std::int64_t end_time = tl.makespan.count;
   std::int64_t t = 0;
-  std::vector<double> comm_union(1, 0);
   while (t < end_time) {
     std::int64_t next = end_time;
     int compute_cat = -1, comm_cat = -1, best_priority = 99;
-    for (std::size_t s = 0; s < streams; ++s) {
+    for (std::size_t s : live) {
+      const auto& run = runs[s];
       auto& k = at[s];
-      while (k < queues[s].size()) {
-        const TaskId task = queues[s][k];
-        const std::int64_t finish = tl.start_ps[task] + task_duration_ps(g, coll_ps, task);
-        if (finish > t && finish > tl.start_ps[task]) break;
-        ++k;
-      }
-      if (k == queues[s].size()) continue;
-      const TaskId task = queues[s][k];
-      const std::int64_t start = tl.start_ps[task];
-      const std::int64_t finish = start + task_duration_ps(g, coll_ps, task);
-      if (start > t) {
-        next = std::min(next, start);
+      while (k < run.size() && run[k].finish <= t) ++k;
+      if (k == run.size()) continue;
+      const Interval& iv = run[k];
+      if (iv.start > t) {
+        next = std::min(next, iv.start);
         continue;
       }
-      next = std::min(next, finish);
-      const Category c = g.category[task];
-      if (is_compute(c)) {
-        compute_cat = static_cast<int>(c);
-      } else if (comm_priority(c) < best_priority) {
-        best_priority = comm_priority(c);
-        comm_cat = static_cast<int>(c);
+      next = std::min(next, iv.finish);
+      if (is_compute(iv.category)) {
+        compute_cat = static_cast<int>(iv.category);
+      } else if (comm_priority(iv.category) < best_priority) {
+        best_priority = comm_priority(iv.category);
+        comm_cat = static_cast<int>(iv.category);
       }
     }
     const double span = static_cast<double>(next - t) * 1e-12;
@@ -72,6 +85,7 @@ DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const
     else out.breakdown.idle_s += span;
     t = next;
   }
+  (void)active_streams;
   return out;
 }
 
@@ -127,8 +141,9 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   coll_ps.reserve(collectives.size());
   for (const auto& c : collectives) coll_ps.push_back(c.time);
   r.per_device.reserve(static_cast<std::size_t>(r.devices));
+  std::vector<std::vector<Interval>> runs;
   for (std::int64_t d = 0; d < r.devices; ++d) {
-    DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, d);
+    DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, d, runs);
     dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
     for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
     r.breakdown.idle_s += dt.breakdown.idle_s;
@@ -156,15 +171,18 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   }
   r.fits = peak <= capacity;
 
-  // Communication volume per step by link class.
+  // Communication volume per step by link class: each collective's bytes per device × its members ×
+  // how many times the step runs it.
   const auto& g = step.tasks;
-  for (TaskId t = 0; t < g.task_count(); ++t) {
-    if (g.kind[t] != TaskKind::Collective) continue;
-    const auto& spec = g.collectives[g.owner[t]];
-    const auto& est = collectives[g.owner[t]];
+  std::vector<std::int64_t> runs_of(g.collectives.size(), 0);
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    if (g.kind[t] == TaskKind::Collective) ++runs_of[g.owner[t]];
+  for (std::size_t c = 0; c < g.collectives.size(); ++c) {
+    const auto& spec = g.collectives[c];
     const auto members = static_cast<double>(spec.kind == CollectiveKind::SendRecv ? 1 : g.group(spec.group).size());
-    r.intra_node_bytes += est.intra_bytes_per_device * members;
-    r.inter_node_bytes += est.inter_bytes_per_device * members;
+    const auto times = static_cast<double>(runs_of[c]);
+    r.intra_node_bytes += collectives[c].intra_bytes_per_device * members * times;
+    r.inter_node_bytes += collectives[c].inter_bytes_per_device * members * times;
   }
   return r;
 }

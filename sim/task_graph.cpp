@@ -109,6 +109,18 @@ TaskId TaskGraphBuilder::add_collective(std::uint32_t collective, std::uint8_t s
   return id;
 }
 
+void TaskGraphBuilder::reserve(std::size_t tasks) {
+  g_.kind.reserve(tasks);
+  g_.stream.reserve(tasks);
+  g_.owner.reserve(tasks);
+  g_.duration_ps.reserve(tasks);
+  g_.category.reserve(tasks);
+  g_.micro_batch.reserve(tasks);
+  g_.label.reserve(tasks);
+  g_.dep_begin.reserve(tasks + 1);
+  g_.deps.reserve(tasks * 2);
+}
+
 void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
   queues_[static_cast<std::size_t>(device) * g_.stream_names.size() + g_.stream[t]].push_back(t);
 }

@@ -121,6 +121,8 @@ class TaskGraphBuilder {
   void enqueue_on(TaskId t, std::int64_t device);
 
   [[nodiscard]] std::size_t task_count() const { return g_.kind.size(); }
+  /// Reserves room for about `tasks` tasks (an upper estimate avoids regrowing the arrays).
+  void reserve(std::size_t tasks);
   /// Finishes: lays out the per-resource queues. Checks every task was enqueued on each of its
   /// resources exactly once.
   [[nodiscard]] TaskGraph finish() &&;

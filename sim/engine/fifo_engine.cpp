@@ -6,29 +6,51 @@
 #include "common/error.hpp"
 
 namespace parasim::sim {
+namespace {
 
-Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
+// Successors (CSR) from the dependency lists.
+void successors(const TaskGraph& g, std::vector<std::uint32_t>& begin, std::vector<TaskId>& succ) {
   const std::size_t n = g.task_count();
-  const std::size_t streams = g.stream_count();
-  PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+  begin.assign(n + 1, 0);
+  for (TaskId d : g.deps) ++begin[d + 1];
+  for (std::size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  succ.resize(g.deps.size());
+  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (TaskId t = 0; t < n; ++t)
+    for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) succ[fill[g.deps[k]]++] = t;
+}
 
-  // Successors (CSR) from the dependency lists.
-  std::vector<std::uint32_t> succ_begin(n + 1, 0);
-  for (TaskId d : g.deps) ++succ_begin[d + 1];
-  for (std::size_t i = 0; i < n; ++i) succ_begin[i + 1] += succ_begin[i];
-  std::vector<TaskId> succ(g.deps.size());
-  {
-    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-    for (TaskId t = 0; t < n; ++t)
-      for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) succ[fill[g.deps[k]]++] = t;
-  }
-
-  // A task waits for its dependencies and for reaching the head of each queue it is in.
+// A task waits for its dependencies and for reaching the head of each queue it is in.
+std::vector<std::uint32_t> initial_pending(const TaskGraph& g) {
+  const std::size_t n = g.task_count();
   std::vector<std::uint32_t> pending(n);
   for (TaskId t = 0; t < n; ++t) {
     std::int64_t scratch = 0;
     pending[t] = (g.dep_begin[t + 1] - g.dep_begin[t]) + static_cast<std::uint32_t>(g.devices_of(t, scratch).size());
   }
+  return pending;
+}
+
+[[noreturn]] void report_deadlock(const TaskGraph& g, const std::vector<std::int64_t>& start_ps, std::size_t stuck) {
+  for (TaskId t = 0; t < g.task_count(); ++t) {
+    if (start_ps[t] >= 0) continue;
+    PARASIM_CHECK(false, "the task graph deadlocks: task " + std::to_string(t) + " (" + g.labels[g.label[t]] + ", stream " +
+                             g.stream_names[g.stream[t]] + ") never starts; " + std::to_string(stuck) + " tasks are stuck");
+  }
+  PARASIM_CHECK(false, "the task graph deadlocks");
+}
+
+}  // namespace
+
+Timeline simulate_fifo_events(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
+  const std::size_t n = g.task_count();
+  const std::size_t streams = g.stream_count();
+  PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+
+  std::vector<std::uint32_t> succ_begin;
+  std::vector<TaskId> succ;
+  successors(g, succ_begin, succ);
+  std::vector<std::uint32_t> pending = initial_pending(g);
 
   Timeline out;
   out.start_ps.assign(n, -1);
@@ -62,14 +84,55 @@ Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collecti
       if (++head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]]);
     }
   }
-  if (finished != n) {
-    for (TaskId t = 0; t < n; ++t) {
-      if (out.start_ps[t] >= 0) continue;
-      PARASIM_CHECK(false, "the task graph deadlocks: task " + std::to_string(t) + " (" + g.labels[g.label[t]] + ", stream " +
-                               g.stream_names[g.stream[t]] + ") never starts; " + std::to_string(n - finished) + " tasks are stuck");
+  if (finished != n) report_deadlock(g, out.start_ps, n - finished);
+  out.makespan = Picoseconds(now);
+  return out;
+}
+
+Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
+  const std::size_t n = g.task_count();
+  const std::size_t streams = g.stream_count();
+  PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+  std::vector<std::uint32_t> succ_begin;
+  std::vector<TaskId> succ;
+  successors(g, succ_begin, succ);
+  std::vector<std::uint32_t> pending = initial_pending(g);
+
+  // ready[t]: the latest finish among t's predecessors seen so far (its start once all are seen).
+  std::vector<std::int64_t> ready(n, 0);
+  std::vector<std::uint32_t> head(g.queue_begin.begin(), g.queue_begin.end() - 1);
+  std::vector<TaskId> worklist;
+  worklist.reserve(1024);
+  auto release = [&](TaskId t, std::int64_t time) {
+    ready[t] = std::max(ready[t], time);
+    if (--pending[t] == 0) worklist.push_back(t);
+  };
+  for (std::size_t r = 0; r + 1 < g.queue_begin.size(); ++r)
+    if (head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]], 0);
+
+  std::int64_t makespan = 0;
+  std::size_t finished = 0;
+  while (!worklist.empty()) {
+    const TaskId t = worklist.back();
+    worklist.pop_back();
+    const std::int64_t finish = ready[t] + task_duration_ps(g, collective_ps, t);
+    makespan = std::max(makespan, finish);
+    ++finished;
+    for (std::uint32_t k = succ_begin[t]; k < succ_begin[t + 1]; ++k) release(succ[k], finish);
+    std::int64_t scratch = 0;
+    for (std::int64_t device : g.devices_of(t, scratch)) {
+      const std::size_t r = static_cast<std::size_t>(device) * streams + g.stream[t];
+      if (++head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]], finish);
     }
   }
-  out.makespan = Picoseconds(now);
+  Timeline out;
+  out.start_ps = std::move(ready);
+  if (finished != n) {
+    for (TaskId t = 0; t < n; ++t)
+      if (pending[t] != 0) out.start_ps[t] = -1;
+    report_deadlock(g, out.start_ps, n - finished);
+  }
+  out.makespan = Picoseconds(makespan);
   return out;
 }
 

@@ -1,9 +1,16 @@
 #pragma once
 /// The event loop every analytical simulation runs: a pure function of a TaskGraph and the duration
 /// of each collective. One FIFO queue per resource (device stream); a task starts when it is at the
-/// head of every queue it occupies and all its dependencies have finished; events are ordered by
-/// (time, task id), so the same input gives the same timeline. Deadlock-free lowering is checked:
-/// a task that can never start is reported as an InternalError naming it.
+/// head of every queue it occupies and all its dependencies have finished. Deadlock-free lowering is
+/// checked: a task that can never start is reported as an InternalError naming it.
+///
+/// Two implementations give the same timeline:
+///  - simulate_fifo processes tasks in dataflow order: because every resource is FIFO and every
+///    duration is fixed, a task's start is exactly max(finish of its dependencies, finish of its
+///    predecessor in each of its queues), so no time-ordered event queue is needed — O(tasks + edges);
+///  - simulate_fifo_events is the textbook discrete-event loop with a (time, task id) priority queue;
+///    the tests run both and compare, and it is the model for backends whose durations depend on
+///    what else is in flight.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,7 +32,9 @@ struct Timeline {
   return g.kind[t] == TaskKind::Collective ? collective_ps[g.owner[t]].count : g.duration_ps[t];
 }
 
-/// Runs the event loop. `collective_ps[i]` is the duration of TaskGraph::collectives[i].
+/// Runs the simulation. `collective_ps[i]` is the duration of TaskGraph::collectives[i].
 [[nodiscard]] Timeline simulate_fifo(const TaskGraph& graph, std::span<const Picoseconds> collective_ps);
+/// The same timeline from a time-ordered event loop (slower; the reference).
+[[nodiscard]] Timeline simulate_fifo_events(const TaskGraph& graph, std::span<const Picoseconds> collective_ps);
 
 }  // namespace parasim::sim
