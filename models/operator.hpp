@@ -82,8 +82,9 @@ struct Operator {
   std::string variant;  ///< activation function or pooling kind; empty otherwise
   std::int32_t layer = 0;  ///< index into Graph::layers(): the unit pipeline stages are cut at
   std::vector<Dim> dims;
-  /// Dims that size a tensor but are not loops of the iteration space (the input rows and columns of
-  /// a strided convolution or pooling window). Never splittable; not counted by points().
+  /// Dims that size a tensor but are not loops of the iteration space: the input rows and columns of
+  /// a strided convolution or pooling window (not splittable), the token side of an MoE dispatch or
+  /// combine. Not counted by points().
   std::vector<Dim> extent_dims;
   std::vector<TensorSpec> inputs;  ///< activation inputs; input slot i is fed by one in-edge
   TensorSpec output;

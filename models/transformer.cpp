@@ -261,6 +261,9 @@ std::optional<std::string> validate(const TransformerConfig& c) {
   if (c.experts > 0 && (c.experts_per_token < 1 || c.experts_per_token > c.experts))
     return "experts_per_token must be between 1 and experts (" + std::to_string(c.experts) + "), found " +
            std::to_string(c.experts_per_token);
+  // The routed token count batch·seq_len·experts_per_token sizes the expert capacity in int64.
+  if (c.experts > 0 && static_cast<double>(c.batch) * static_cast<double>(c.seq_len) * static_cast<double>(c.experts_per_token) > 4e18)
+    return std::string("batch·seq_len·experts_per_token exceeds 4·10^18 routed tokens");
   return std::nullopt;
 }
 
