@@ -1,0 +1,178 @@
+#include "scenarios/decode.hpp"
+
+#include <filesystem>
+
+#include "common/did_you_mean.hpp"
+#include "sim/cluster.hpp"
+
+namespace parasim::scenarios {
+namespace {
+
+using nlohmann::json;
+
+// The schema guarantees presence and types where these are called; a mismatch between the schema's
+// enums and the C++ name tables is a parasim bug (tests/scenarios compares them).
+template <class E>
+E enum_value(const std::optional<E>& v, const std::string& what) {
+  PARASIM_CHECK(v.has_value(), "scenario schema and decoder disagree about " + what);
+  return *v;
+}
+
+std::optional<std::int64_t> optional_int(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+models::TransformerConfig decode_transformer(const json& t, const json& model) {
+  models::TransformerConfig c;
+  c.name = t.value("name", c.name);
+  c.layers = t.at("layers").get<std::int64_t>();
+  c.hidden = t.at("hidden").get<std::int64_t>();
+  c.heads = t.at("heads").get<std::int64_t>();
+  c.vocab = t.at("vocab").get<std::int64_t>();
+  c.kv_heads = t.value("kv_heads", std::int64_t{0});
+  c.head_dim = t.value("head_dim", std::int64_t{0});
+  c.ffn_hidden = t.value("ffn_hidden", std::int64_t{0});
+  c.max_positions = t.value("max_positions", std::int64_t{0});
+  c.token_types = t.value("token_types", std::int64_t{0});
+  c.norm = t.value("norm", std::string("layernorm")) == "rmsnorm" ? models::NormKind::RMSNorm : models::NormKind::LayerNorm;
+  c.mlp = t.value("mlp", std::string("gelu")) == "swiglu" ? models::MlpKind::SwiGLU : models::MlpKind::Gelu;
+  c.bias = t.value("bias", true);
+  c.tied_embeddings = t.value("tied_embeddings", true);
+  c.dropout = t.value("dropout", true);
+  c.encoder = t.value("encoder", false);
+  c.pooler = t.value("pooler", false);
+  c.experts = t.value("experts", std::int64_t{0});
+  c.experts_per_token = t.value("experts_per_token", std::int64_t{2});
+  c.seq_len = model.value("seq_len", std::int64_t{2048});
+  return c;
+}
+
+ModelSpec decode_model(const json& m, const std::string& folder, models::DType precision) {
+  ModelSpec spec;
+  if (m.contains("preset")) {
+    spec.source = ModelSource::Preset;
+    spec.preset = m["preset"].get<std::string>();
+  } else if (m.contains("transformer")) {
+    spec.source = ModelSource::Transformer;
+    spec.transformer = decode_transformer(m["transformer"], m);
+    spec.transformer.dtype = precision;
+  } else if (m.contains("hf_config")) {
+    spec.source = ModelSource::HfConfig;
+    spec.path = resolve_path(folder, m["hf_config"].get<std::string>());
+  } else {
+    spec.source = ModelSource::Graph;
+    spec.path = resolve_path(folder, m.at("graph").get<std::string>());
+  }
+  spec.options.seq_len = optional_int(m, "seq_len");
+  spec.options.image_size = optional_int(m, "image_size");
+  spec.options.num_classes = optional_int(m, "num_classes");
+  spec.options.in_channels = optional_int(m, "in_channels");
+  spec.options.dtype = precision;
+  return spec;
+}
+
+strategies::TrainingSpec decode_training(const json& t) {
+  strategies::TrainingSpec spec;
+  spec.global_batch = t.at("global_batch").get<std::int64_t>();
+  spec.micro_batch = t.value("micro_batch", spec.micro_batch);
+  spec.precision = enum_value(models::dtype_from_string(t.value("precision", std::string("fp16"))), "training.precision");
+  spec.optimizer = enum_value(strategies::optimizer_from_string(t.value("optimizer", std::string("adam"))), "training.optimizer");
+  return spec;
+}
+
+void decode_intra(const json& j, sim::IntraNodeSpec& spec) {
+  if (j.contains("kind")) spec.kind = j["kind"] == "pcie" ? sim::IntraNodeKind::PCIe : sim::IntraNodeKind::NVSwitch;
+  spec.link = j.value("link", spec.link);
+  if (j.contains("bandwidth_gbps")) spec.bandwidth_gbps = j["bandwidth_gbps"].get<double>();
+  if (j.contains("latency_us")) spec.latency_us = j["latency_us"].get<double>();
+}
+
+void decode_inter(const json& j, sim::InterNodeSpec& spec) {
+  if (j.contains("kind")) {
+    const std::string kind = j["kind"].get<std::string>();
+    spec.kind = kind == "torus" ? sim::InterNodeKind::Torus : kind == "none" ? sim::InterNodeKind::None : sim::InterNodeKind::FatTree;
+  }
+  spec.link = j.value("link", spec.link);
+  spec.nics_per_node = j.value("nics_per_node", spec.nics_per_node);
+  if (j.contains("bandwidth_gbps")) spec.bandwidth_gbps = j["bandwidth_gbps"].get<double>();
+  if (j.contains("latency_us")) spec.latency_us = j["latency_us"].get<double>();
+  spec.oversubscription = j.value("oversubscription", spec.oversubscription);
+  spec.rail_optimized = j.value("rail_optimized", spec.rail_optimized);
+  if (j.contains("kind") && spec.kind != sim::InterNodeKind::Torus) {
+    // A network changed away from a preset's torus leaves the preset's torus shape behind.
+    spec.torus_dims.clear();
+    spec.torus_ndims = 0;
+  }
+  if (j.contains("torus_dims")) spec.torus_dims = j["torus_dims"].get<std::vector<std::int64_t>>();
+  spec.torus_ndims = j.value("torus_ndims", spec.torus_ndims);
+  spec.torus_wraparound = j.value("torus_wraparound", spec.torus_wraparound);
+}
+
+sim::ClusterSpec decode_cluster(const json& c, std::string& preset_name, const ErrorAt& error_at) {
+  sim::ClusterSpec spec;
+  preset_name.clear();
+  if (c.contains("preset")) {
+    preset_name = c["preset"].get<std::string>();
+    const auto preset = sim::cluster_preset(preset_name);
+    if (!preset) {
+      const auto known = sim::cluster_preset_names();
+      throw error_at("/cluster/preset", "unknown cluster preset \"" + preset_name + "\"" + did_you_mean(preset_name, known) +
+                                            "; expected one of " + quoted_list(known));
+    }
+    spec = *preset;
+  }
+  spec.device = c.value("device", spec.device);
+  spec.nodes = c.value("nodes", spec.nodes);
+  spec.devices_per_node = c.value("devices_per_node", spec.devices_per_node);
+  if (c.contains("intra_node")) decode_intra(c["intra_node"], spec.intra_node);
+  if (c.contains("inter_node")) decode_inter(c["inter_node"], spec.inter_node);
+  return spec;
+}
+
+strategies::PlanSpec decode_plan(const json& p) {
+  strategies::PlanSpec spec;
+  spec.dp = p.value("dp", spec.dp);
+  spec.tp = p.value("tp", spec.tp);
+  spec.pp = p.value("pp", spec.pp);
+  spec.ep = p.value("ep", spec.ep);
+  if (p.contains("schedule"))
+    spec.schedule = enum_value(strategies::schedule_from_string(p["schedule"].get<std::string>()), "plan.schedule");
+  spec.virtual_stages = p.value("virtual_stages", spec.virtual_stages);
+  spec.zero = p.value("zero", spec.zero);
+  spec.fsdp = p.value("fsdp", spec.fsdp);
+  if (p.contains("recompute"))
+    spec.recompute = enum_value(strategies::recompute_from_string(p["recompute"].get<std::string>()), "plan.recompute");
+  spec.sequence_parallel = p.value("sequence_parallel", spec.sequence_parallel);
+  spec.grad_bucket_mb = p.value("grad_bucket_mb", spec.grad_bucket_mb);
+  spec.overlap_grad_reduce = p.value("overlap_grad_reduce", spec.overlap_grad_reduce);
+  if (p.contains("mesh_order")) spec.mesh_order = p["mesh_order"].get<std::vector<std::string>>();
+  if (p.contains("stage_layers")) spec.stage_layers = p["stage_layers"].get<std::vector<std::int64_t>>();
+  return spec;
+}
+
+}  // namespace
+
+std::string resolve_path(const std::string& folder, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (folder.empty() || p.is_absolute()) return p.lexically_normal().string();
+  return (std::filesystem::path(folder) / p).lexically_normal().string();
+}
+
+Scenario decode_scenario(const json& root, const std::string& folder, const ErrorAt& error_at) {
+  Scenario s;
+  s.name = root.at("name").get<std::string>();
+  s.description = root.value("description", std::string());
+  s.training = decode_training(root.at("training"));
+  s.model = decode_model(root.at("model"), folder, s.training.precision);
+  s.cluster = decode_cluster(root.at("cluster"), s.cluster_preset, error_at);
+  s.plan = decode_plan(root.value("plan", json::object()));
+  s.backend = enum_value(backend_from_string(root.value("backend", std::string("analytical"))), "backend");
+  if (root.contains("profile")) s.profile = resolve_path(folder, root["profile"].get<std::string>());
+  const json output = root.value("output", json::object());
+  s.output_dir = output.contains("dir") ? output["dir"].get<std::string>() : "parasim-out/" + s.name;
+  return s;
+}
+
+}  // namespace parasim::scenarios

@@ -1,0 +1,79 @@
+#pragma once
+/// A Scenario: one training run to simulate, as validated values — the model to build, the training
+/// settings, the cluster, the parallel plan, the backend and profile to use, where results go, and the
+/// what-if variants, each a full Scenario of its own. scenarios/loader.hpp makes one from a file; the
+/// format is scenarios/scenario.schema.json, documented in scenarios/README.md.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/transformer.hpp"
+#include "models/zoo.hpp"
+#include "sim/cluster_spec.hpp"
+#include "strategies/plan_spec.hpp"
+
+namespace parasim::scenarios {
+
+/// Where the model comes from: exactly one of the scenario's model.preset, model.transformer,
+/// model.hf_config or model.graph.
+enum class ModelSource { Preset, Transformer, HfConfig, Graph };
+
+struct ModelSpec {
+  ModelSource source = ModelSource::Preset;
+  std::string preset;  ///< Preset: the zoo name
+  /// Transformer: the inline config; its seq_len is model.seq_len (default 2048), its dtype the training
+  /// precision, its batch set when the graph is built.
+  models::TransformerConfig transformer;
+  /// HfConfig / Graph: the file, resolved against the scenario file's folder.
+  std::string path;
+  /// seq_len, image_size, num_classes, in_channels as written (unset: the model's own); dtype is the
+  /// training precision; batch is set when the graph is built (micro_batch × dp).
+  models::ModelOptions options;
+  bool operator==(const ModelSpec&) const = default;
+};
+
+enum class Backend { Analytical, SimGrid };
+
+struct Scenario {
+  std::string name;  ///< the scenario's name; for a what-if variant, the what-if's name
+  std::string description;
+  /// The scenario file as given to load_scenario (or the name given to parse_scenario).
+  std::string file;
+  /// JSON pointer of this scenario in its file: "" for the base, "/what_if/N" for a variant.
+  std::string pointer;
+  ModelSpec model;
+  strategies::TrainingSpec training;
+  /// The cluster with its preset (if any) already applied and every override written over it.
+  sim::ClusterSpec cluster;
+  std::string cluster_preset;  ///< the preset it started from, "" when none (for reports)
+  strategies::PlanSpec plan;
+  Backend backend = Backend::Analytical;
+  /// A calibrated profile file, resolved against the scenario file's folder; nothing = the built-in
+  /// datasheet profile.
+  std::optional<std::string> profile;
+  /// Output folder (relative to the current directory unless absolute): output.dir, else
+  /// "parasim-out/<name>"; a variant's default is "<base output>/<slug of its name>".
+  std::string output_dir;
+  /// The what-if variants in file order (each complete, with no what-ifs of its own).
+  std::vector<Scenario> what_ifs;
+
+  bool operator==(const Scenario&) const;
+};
+
+[[nodiscard]] std::string_view to_string(ModelSource s);
+[[nodiscard]] std::string_view to_string(Backend b);
+/// Names as written in scenarios: "analytical", "simgrid".
+[[nodiscard]] const std::vector<std::string>& backend_names();
+[[nodiscard]] std::optional<Backend> backend_from_string(std::string_view s);
+
+/// A lowercase folder name for a what-if name: letters and digits kept, every other run of characters
+/// becomes one '-' ("IB 400G" → "ib-400g"); "variant" if nothing is left.
+[[nodiscard]] std::string slug(std::string_view name);
+
+/// A readable listing, one field a line (for test failure messages and debugging).
+std::ostream& operator<<(std::ostream& out, const Scenario& s);
+
+}  // namespace parasim::scenarios

@@ -1,0 +1,479 @@
+// The scenario loader: every example loads and validates; bad input fails with an exact, located
+// message (file:line:column: at POINTER: what was found, what was expected).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "models/dtype.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/schema.hpp"
+#include "scenarios/schema_check.hpp"
+#include "strategies/plan_spec.hpp"
+
+using parasim::InputError;
+using parasim::scenarios::load_scenario;
+using parasim::scenarios::parse_scenario;
+using parasim::scenarios::Scenario;
+
+namespace {
+
+const std::string kData = std::string(PARASIM_TEST_DATA_DIR) + "/scenarios";
+
+/// A small valid scenario, one field group per line, so a test swaps one line and knows where every
+/// value sits: line 3 model, 4 training, 5 cluster, 6 plan, then `tail` (what-ifs).
+/// 8 A100 = tp 2 × pp 2 × dp 2; 16 samples = 4 micro-batches of 2 per replica; GPT-3 125M has 12
+/// layers and 12 heads.
+struct Text {
+  std::string model = R"("model": { "preset": "gpt3-125m", "seq_len": 512 },)";
+  std::string training = R"("training": { "global_batch": 16, "micro_batch": 2 },)";
+  std::string cluster = R"("cluster": { "device": "a100-80gb", "nodes": 1 },)";
+  std::string plan = R"("plan": { "tp": 2, "pp": 2, "schedule": "1f1b" })";
+  std::string tail;
+  [[nodiscard]] std::string str() const {
+    return "{\n  \"name\": \"t\",\n  " + model + "\n  " + training + "\n  " + cluster + "\n  " + plan + tail + "\n}\n";
+  }
+};
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_scenario(text, "s.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+
+}  // namespace
+
+TEST_CASE("scenario loader: the test scenario is valid, so each error below comes from its one change", "[scenarios]") {
+  const Scenario s = parse_scenario(Text{}.str(), "s.json");
+  CHECK(s.name == "t");
+  CHECK(s.plan.tp == 2);
+  CHECK(s.plan.pp == 2);
+  CHECK(s.plan.dp == 0);  // derived: 8 devices / (tp 2 × pp 2) = 2
+  CHECK(s.cluster.device_count() == 8);
+  CHECK(s.output_dir == "parasim-out/t");
+  CHECK(s.backend == parasim::scenarios::Backend::Analytical);
+  CHECK_FALSE(s.profile.has_value());
+}
+
+TEST_CASE("scenario errors: structure, with file, line, column, pointer and what was expected", "[scenarios]") {
+  Text t;
+  SECTION("malformed JSON") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:31: malformed JSON: syntax error while parsing object key - unexpected '}'; expected string literal");
+  }
+  SECTION("duplicate key") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "tp": 4 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:31: at /plan/tp: duplicate key \"tp\" in the object that starts at line 6; each key may appear once");
+  }
+  SECTION("unknown key, with did you mean") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "schedul": "1f1b" })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:31: at /plan/schedul: unknown key \"schedul\" (did you mean \"schedule\"?)");
+  }
+  SECTION("unknown key, nothing close") {
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "epochs": 3 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:55: at /training/epochs: unknown key \"epochs\"; expected one of \"global_batch\", \"micro_batch\", \"optimizer\" or \"precision\"");
+  }
+  SECTION("unknown enum value, with did you mean") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "schedule": "1fb1" })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:43: at /plan/schedule: found \"1fb1\", expected one of \"gpipe\", \"1f1b\" or \"interleaved-1f1b\" (did you mean \"1f1b\"?)");
+  }
+  SECTION("wrong type") {
+    t.plan = R"("plan": { "tp": "8", "pp": 2 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:19: at /plan/tp: found string \"8\", expected an integer >= 1");
+  }
+  SECTION("a fraction where an integer belongs") {
+    t.training = R"("training": { "global_batch": 16.5, "micro_batch": 2 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:33: at /training/global_batch: found number 16.5, expected an integer >= 1");
+  }
+  SECTION("zero size") {
+    t.training = R"("training": { "global_batch": 0, "micro_batch": 2 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:33: at /training/global_batch: found integer 0, expected an integer >= 1");
+  }
+  SECTION("negative size") {
+    t.cluster = R"("cluster": { "device": "a100-80gb", "nodes": -4 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:48: at /cluster/nodes: found integer -4, expected an integer >= 1");
+  }
+  SECTION("zero bandwidth") {
+    t.cluster = R"("cluster": { "device": "a100-80gb", "inter_node": { "bandwidth_gbps": 0 } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:73: at /cluster/inter_node/bandwidth_gbps: found integer 0, expected a number > 0");
+  }
+  SECTION("a small range is named whole") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "zero": 4 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:39: at /plan/zero: found integer 4, expected an integer between 0 and 3");
+  }
+  SECTION("missing required key") {
+    t.training = R"("training": { "micro_batch": 2 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:15: at /training: missing required key \"global_batch\"");
+  }
+  SECTION("two model sources") {
+    t.model = R"("model": { "preset": "gpt3-125m", "hf_config": "config.json" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:37: at /model/hf_config: found both \"preset\" and \"hf_config\", expected exactly one of \"preset\", \"transformer\", \"hf_config\" or \"graph\"");
+  }
+  SECTION("no model source") {
+    t.model = R"("model": { "seq_len": 512 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:12: at /model: missing required key: expected exactly one of \"preset\", \"transformer\", \"hf_config\" or \"graph\"");
+  }
+  SECTION("neither cluster preset nor device") {
+    t.cluster = R"("cluster": { "nodes": 2 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:14: at /cluster: missing required key: expected \"preset\" or \"device\"");
+  }
+  SECTION("a mesh axis twice") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "mesh_order": ["pp", "tp", "dp", "tp"] })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:64: at /plan/mesh_order/3: found string \"tp\" again (it is also item 1), expected each item once");
+  }
+  SECTION("nesting far deeper than any scenario") {
+    // The root object and 63 arrays make 64 levels; the next bracket, at column 65, is refused.
+    const std::string deep = "{" + std::string(64, '[') + std::string(64, ']') + "}";
+    CHECK(error_of(deep) == "s.json:1:65: malformed JSON: values nested more than 64 levels deep");
+  }
+  SECTION("a number too large for a double") {
+    t.training = R"("training": { "global_batch": 1e400 },)";
+    CHECK(error_of(t.str()) == "s.json:4:33: malformed JSON: a number too large for a double-precision value");
+  }
+  SECTION("the root is not an object") {
+    CHECK(error_of("[1, 2]") ==
+          "s.json:1:1: at /: found an array, expected an object");
+  }
+  SECTION("a bad name") {
+    CHECK(error_of("{ \"name\": \"my run\" }") ==
+          "s.json:1:11: at /name: found string \"my run\", expected a name of letters, digits, '.', '_' and '-' that starts with a letter or digit");
+  }
+}
+
+TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios]") {
+  Text t;
+  SECTION("tp does not divide the attention heads") {
+    t.plan = R"("plan": { "tp": 8, "pp": 1 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:19: at /plan/tp: tp (8) does not divide the 12 attention heads of the model");
+  }
+  SECTION("pp larger than the layer count") {
+    t.cluster = R"("cluster": { "device": "a100-80gb", "nodes": 2 },)";
+    t.plan = R"("plan": { "tp": 1, "pp": 16 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:28: at /plan/pp: pp (16) exceeds the 12 layers of the model");
+  }
+  SECTION("tp × pp × dp is not the device count") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "dp": 4 })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:37: at /plan/dp: the mesh tp × pp × dp = 2 × 2 × 4 = 16 devices does not match the cluster's 8 devices");
+  }
+  SECTION("the global batch does not split into micro-batches") {
+    t.training = R"("training": { "global_batch": 18, "micro_batch": 2 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:33: at /training/global_batch: global_batch (18) is not a multiple of micro_batch × dp = 2 × 2 = 4");
+  }
+  SECTION("unknown model preset") {
+    t.model = R"("model": { "preset": "gpt3-175", "seq_len": 512 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:24: at /model/preset: unknown model \"gpt3-175\" (did you mean \"gpt3-175b\"?); run `parasim model --list` for the list");
+  }
+  SECTION("sequence longer than the preset's positions") {
+    t.model = R"("model": { "preset": "gpt2", "seq_len": 4096 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:43: at /model/seq_len: model \"gpt2\": seq_len (4096) exceeds max_positions (1024)");
+  }
+  SECTION("inline transformer whose heads do not divide hidden") {
+    t.model = R"("model": { "transformer": { "layers": 4, "hidden": 1000, "heads": 12, "vocab": 1000 } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:69: at /model/transformer/heads: model \"transformer\": heads (12) must divide hidden (1000) unless head_dim is given");
+  }
+  SECTION("a CNN option on an inline transformer") {
+    t.model = R"("model": { "transformer": { "layers": 4, "hidden": 768, "heads": 12, "vocab": 1000 }, "image_size": 32 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:103: at /model/image_size: image_size applies to CNN and MLP presets, not to an inline transformer");
+  }
+  SECTION("a model file that does not exist") {
+    t.model = R"("model": { "hf_config": "no-such/config.json" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:27: at /model/hf_config: cannot find the file \"no-such/config.json\" (paths are relative to the scenario file's folder)");
+  }
+}
+
+TEST_CASE("scenario errors: what-ifs, located at the value in the what-if and naming it", "[scenarios]") {
+  Text t;
+  SECTION("wrong type in a set value") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "plan.pp": 4 } },
+               { "name": "B", "set": { "plan.tp": "8" } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:8:51: at /what_if/1/set/plan.tp: what-if \"B\": found string \"8\", expected an integer >= 1");
+  }
+  SECTION("a set value the plan check rejects") {
+    t.tail = R"(,
+  "what_if": [ { "name": "tp 8", "set": { "plan.tp": 8, "plan.pp": 1 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:54: at /what_if/0/set/plan.tp: what-if \"tp 8\": tp (8) does not divide the 12 attention heads of the model");
+  }
+  SECTION("a fault the set causes elsewhere") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "dp": 2 })";
+    t.tail = R"(,
+  "what_if": [ { "name": "2 nodes", "set": { "cluster.nodes": 2 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:44: at /what_if/0/set: what-if \"2 nodes\": in the variant, /plan/dp: the mesh tp × pp × dp = 2 × 2 × 2 = 8 devices does not match the cluster's 16 devices");
+  }
+  SECTION("an unknown field path") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "plan.tpp": 4 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:40: at /what_if/0/set/plan.tpp: what-if \"A\": unknown field \"plan.tpp\" (did you mean \"plan.pp\"?); a what-if sets dotted paths such as \"plan.tp\" or \"cluster.inter_node.bandwidth_gbps\"");
+  }
+  SECTION("a path into a plain value") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "plan.mesh_order.0": "tp" } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:40: at /what_if/0/set/plan.mesh_order.0: what-if \"A\": unknown field \"plan.mesh_order.0\": \"plan.mesh_order\" has no fields; a what-if sets the whole of \"plan.mesh_order\"");
+  }
+  SECTION("the name cannot be set") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "name": "b" } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:40: at /what_if/0/set/name: what-if \"A\": \"name\" cannot be set by a what-if; a variant's name and description are the what-if's own");
+  }
+  SECTION("unknown key inside an object value") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "cluster.inter_node": { "bandwith_gbps": 400 } } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:64: at /what_if/0/set/cluster.inter_node/bandwith_gbps: what-if \"A\": unknown key \"bandwith_gbps\" (did you mean \"bandwidth_gbps\"?)");
+  }
+  SECTION("null removes a required field") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "training.global_batch": null } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:65: at /what_if/0/set/training.global_batch: what-if \"A\": in the variant, /training: missing required key \"global_batch\"");
+  }
+  SECTION("duplicate names") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": { "plan.pp": 4 } },
+               { "name": "A", "set": { "plan.pp": 1 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:8:26: at /what_if/1/name: what-if name \"A\" is already used by /what_if/0; each what-if needs its own name");
+  }
+  SECTION("names that share an output folder") {
+    t.tail = R"(,
+  "what_if": [ { "name": "IB 400G", "set": { "plan.pp": 4 } },
+               { "name": "ib-400g", "set": { "plan.pp": 1 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:8:26: at /what_if/1/name: what-if name \"ib-400g\" and \"IB 400G\" (/what_if/0) would share the output folder \"ib-400g\"; rename one");
+  }
+  SECTION("empty set") {
+    t.tail = R"(,
+  "what_if": [ { "name": "A", "set": {} } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:38: at /what_if/0/set: found an empty object, expected at least 1 member");
+  }
+}
+
+TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[scenarios]") {
+  using parasim::scenarios::scenario_schema;
+  const auto& defs = scenario_schema().at("definitions");
+  const auto strings = [](const nlohmann::json& e) { return e.get<std::vector<std::string>>(); };
+  CHECK(strings(defs.at("plan").at("properties").at("schedule").at("enum")) == parasim::strategies::schedule_names());
+  CHECK(strings(defs.at("plan").at("properties").at("recompute").at("enum")) == parasim::strategies::recompute_names());
+  CHECK(strings(defs.at("training").at("properties").at("optimizer").at("enum")) == parasim::strategies::optimizer_names());
+  CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
+  for (const auto& dtype : strings(defs.at("training").at("properties").at("precision").at("enum")))
+    CHECK(parasim::models::dtype_from_string(dtype).has_value());
+}
+
+namespace {
+
+/// Every (pointer, default) the schema states under `schema`, reached through "properties".
+void collect_defaults(const nlohmann::json& schema, const std::string& pointer,
+                      std::vector<std::pair<std::string, nlohmann::json>>& out) {
+  const auto& s = parasim::scenarios::resolve_ref(schema);
+  if (s.contains("default") && !pointer.empty()) out.emplace_back(pointer, s.at("default"));
+  if (!s.contains("properties")) return;
+  for (const auto& [key, child] : s.at("properties").items())
+    if (key != "what_if") collect_defaults(child, pointer + "/" + key, out);
+}
+
+}  // namespace
+
+TEST_CASE("scenario schema: every default it states is the loader's", "[scenarios]") {
+  std::vector<std::pair<std::string, nlohmann::json>> defaults;
+  collect_defaults(parasim::scenarios::scenario_schema(), "", defaults);
+  REQUIRE(defaults.size() > 30);
+  // Leaving a field out and writing its default must load the same. Without tp (pp) the base still
+  // runs: 8 = 1 × 2 × 4 (2 × 1 × 4) and 16 samples = 2 micro-batches of 2 over dp 4; without
+  // micro_batch: 16 = 8 micro-batches of 1 over dp 2. The transformer's fields need a base with an
+  // inline transformer (4 layers ≥ pp 2; 12 heads and 4·768 MLP columns divide by tp 2).
+  Text preset_base;
+  Text transformer_base;
+  transformer_base.model = R"("model": { "transformer": { "layers": 4, "hidden": 768, "heads": 12, "vocab": 1000 } },)";
+  for (const auto& [pointer, value] : defaults) {
+    const bool in_transformer = pointer.rfind("/model/transformer/", 0) == 0;
+    const nlohmann::json base = nlohmann::json::parse((in_transformer ? transformer_base : preset_base).str());
+    const nlohmann::json::json_pointer where(pointer);
+    nlohmann::json absent = base;
+    if (absent.contains(where)) absent[where.parent_pointer()].erase(where.back());
+    nlohmann::json written = base;
+    written[where] = value;
+    INFO(pointer << " = " << value.dump());
+    CHECK(parse_scenario(written.dump(), "s.json") == parse_scenario(absent.dump(), "s.json"));
+  }
+}
+
+TEST_CASE("scenario what-ifs: each variant is the base with its fields replaced", "[scenarios]") {
+  Text t;
+  SECTION("a field the base left to its default") {
+    t.tail = R"(,
+  "what_if": [ { "name": "ZeRO-1", "description": "shard optimizer states", "set": { "plan.zero": 1 } } ])";
+    const Scenario s = parse_scenario(t.str(), "s.json");
+    REQUIRE(s.what_ifs.size() == 1);
+    const Scenario& v = s.what_ifs[0];
+    CHECK(s.plan.zero == 0);
+    CHECK(v.plan.zero == 1);
+    CHECK(v.name == "ZeRO-1");
+    CHECK(v.description == "shard optimizer states");
+    CHECK(v.pointer == "/what_if/0");
+    CHECK(v.output_dir == "parasim-out/t/zero-1");
+    // Everything else is the base's.
+    Scenario same = v;
+    same.plan.zero = 0;
+    same.name = s.name;
+    same.description = s.description;
+    same.pointer = s.pointer;
+    same.output_dir = s.output_dir;
+    same.what_ifs = s.what_ifs;
+    CHECK(same == s);
+  }
+  SECTION("null returns a field to its default") {
+    // tp 1 × pp 1 on 8 devices: dp 8; 16 samples = 1 micro-batch of 2 per replica.
+    t.tail = R"(,
+  "what_if": [ { "name": "pure DP", "set": { "plan.tp": null, "plan.pp": null } } ])";
+    const Scenario v = parse_scenario(t.str(), "s.json").what_ifs.at(0);
+    CHECK(v.plan.tp == 1);
+    CHECK(v.plan.pp == 1);
+    CHECK(v.plan.dp == 0);
+  }
+  SECTION("setting another model source replaces the model") {
+    t.tail = R"(,
+  "what_if": [ { "name": "own", "set": { "model.transformer": { "layers": 4, "hidden": 256, "heads": 4, "vocab": 1000 } } } ])";
+    const Scenario v = parse_scenario(t.str(), "s.json").what_ifs.at(0);
+    CHECK(v.model.source == parasim::scenarios::ModelSource::Transformer);
+    CHECK(v.model.transformer.layers == 4);
+    CHECK(v.model.transformer.seq_len == 512);  // the base's model.seq_len still applies
+  }
+  SECTION("entries apply in file order, so a later field refines an earlier object") {
+    t.tail = R"(,
+  "what_if": [ { "name": "IB", "set": { "cluster.inter_node": { "link": "ib-ndr" }, "cluster.inter_node.bandwidth_gbps": 400 } } ])";
+    const Scenario v = parse_scenario(t.str(), "s.json").what_ifs.at(0);
+    CHECK(v.cluster.inter_node.link == "ib-ndr");
+    CHECK(v.cluster.inter_node.bandwidth_gbps == 400);
+  }
+  SECTION("a variant's output folder") {
+    t.tail = R"(,
+  "what_if": [ { "name": "IB 400G", "set": { "cluster.inter_node.bandwidth_gbps": 400 } },
+               { "name": "elsewhere", "set": { "output.dir": "out/x" } } ])";
+    const Scenario s = parse_scenario(t.str(), "s.json");
+    CHECK(s.what_ifs.at(0).output_dir == "parasim-out/t/ib-400g");
+    CHECK(s.what_ifs.at(1).output_dir == "out/x");
+  }
+}
+
+TEST_CASE("scenario files: paths are relative to the scenario's folder; unreadable files are located errors", "[scenarios]") {
+  SECTION("a file that does not exist") {
+    CHECK_THROWS_WITH(load_scenario(kData + "/no-such.json"), kData + "/no-such.json: cannot open the file for reading");
+  }
+  SECTION("malformed JSON names the file") {
+    CHECK_THROWS_WITH(load_scenario(kData + "/malformed.json"),
+                      kData + "/malformed.json:4:12: malformed JSON: syntax error while parsing object - unexpected string literal; expected '}'");
+  }
+  SECTION("a Hugging Face config, relative to the scenario's folder") {
+    const Scenario s = load_scenario(kData + "/hf-config.json");
+    CHECK(s.model.source == parasim::scenarios::ModelSource::HfConfig);
+    CHECK(s.model.path == kData + "/models/gpt2-config.json");
+    // GPT-2 small: 12 layers of hidden 768.
+    const parasim::models::Graph g = parasim::scenarios::build_model(s);
+    REQUIRE(g.transformer().has_value());
+    CHECK(g.transformer()->layers == 12);
+    CHECK(g.transformer()->seq_len == 512);
+    // One micro-batch of 2 on each of dp = 8 / (tp 2 × pp 2) = 2 replicas.
+    CHECK(g.batch() == 4);
+  }
+  SECTION("a graph JSON, whose batch the plan must run") {
+    const Scenario s = load_scenario(kData + "/graph.json");
+    CHECK(s.model.source == parasim::scenarios::ModelSource::Graph);
+    CHECK(parasim::scenarios::build_model(s).batch() == 8);
+    // With one GPU, a round is micro_batch 4 × dp 1 = 4 samples, not the graph's 8.
+    const std::string text = R"({ "name": "g", "model": { "graph": "models/tiny-mlp.json" },
+  "training": { "global_batch": 16, "micro_batch": 4 }, "cluster": { "device": "a100-80gb", "devices_per_node": 1 } })";
+    CHECK_THROWS_WITH(parse_scenario(text, kData + "/inline.json"),
+                      kData + "/inline.json:2:52: at /training/micro_batch: the graph in \"" + kData +
+                          "/models/tiny-mlp.json\" is built for a batch of 8 samples, so micro_batch × dp must be 8; "
+                          "found 4 × 1 = 4");
+  }
+  SECTION("a fault inside a model file is that file's") {
+    CHECK_THROWS_WITH(load_scenario(kData + "/bad-hf-config.json"),
+                      kData + "/models/llama-missing-hidden-size.json:1:1: at /hidden_size: missing required field "
+                              "\"hidden_size\" (LlamaForCausalLM configs must give it)");
+  }
+  SECTION("a fault inside a profile file is that file's") {
+    CHECK_THROWS_WITH(load_scenario(kData + "/bad-profile.json"),
+                      kData + "/profiles/typo.json:3:3: at /devicez: unknown key \"devicez\" (did you mean \"devices\"?); "
+                              "expected one of \"devices\", \"links\", \"name\" or \"origin\"");
+  }
+  SECTION("a profile path is resolved against the scenario's folder") {
+    CHECK_THROWS_WITH(load_scenario(kData + "/missing-profile.json"),
+                      kData + "/missing-profile.json:6:14: at /profile: cannot find the profile file \"" + kData +
+                          "/profiles/calibrated.json\" (paths are relative to the scenario file's folder)");
+  }
+}
+
+TEST_CASE("scenario errors: the cluster, checked against the profile", "[scenarios]") {
+  Text t;
+  SECTION("unknown cluster preset") {
+    t.cluster = R"("cluster": { "preset": "dgx-a10", "nodes": 1 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:26: at /cluster/preset: unknown cluster preset \"dgx-a10\" (did you mean \"dgx-a100\"?); expected one of \"dgx-a100\", \"dgx-a100-40gb\", \"dgx-a100-superpod\", \"dgx-b200\", \"dgx-h100\", \"dgx-h100-superpod\", \"dgx-h200\", \"dgx-v100\", \"pcie-v100\", \"tpu-v4-pod\", \"tpu-v5e-pod\" or \"tpu-v5p-pod\"");
+  }
+  SECTION("unknown device") {
+    t.cluster = R"("cluster": { "device": "a100-80g", "nodes": 1 },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:26: at /cluster/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", \"b200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
+  }
+  SECTION("torus dims that do not hold the devices") {
+    t.cluster = R"("cluster": { "preset": "tpu-v4-pod", "nodes": 2, "inter_node": { "torus_dims": [2, 2, 4] } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:82: at /cluster/inter_node/torus_dims: a 2x2x4 torus does not hold the cluster's 8 devices (2 nodes x 4)");
+  }
+  SECTION("a field the file does not write is located at the nearest one it does") {
+    // A torus needs its shape; dgx-a100 gives none, so the fault is at /cluster/inter_node/torus_dims,
+    // which the file does not have: it is located at /cluster/inter_node.
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "inter_node": { "kind": "torus" } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:52: at /cluster/inter_node/torus_dims: a torus needs torus_dims (chips per dimension) or torus_ndims (1 to 6 dimensions)");
+  }
+  SECTION("a what-if that breaks a field the base wrote") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 1, "inter_node": { "kind": "none" } },)";
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "dp": 2 })";
+    t.tail = R"(,
+  "what_if": [ { "name": "8 nodes", "set": { "cluster.nodes": 8, "plan.dp": 16 } } ])";
+    CHECK(error_of(t.str()) ==
+          "s.json:7:44: at /what_if/0/set: what-if \"8 nodes\": in the variant, /cluster/inter_node/kind: a cluster of 8 nodes needs an inter-node network; without one it may have 1 node only");
+  }
+}
