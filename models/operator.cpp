@@ -14,7 +14,7 @@ constexpr KindName kKindNames[] = {
     {OpKind::Pool, "pool"},           {OpKind::Linear, "linear"},       {OpKind::Matmul, "matmul"},
     {OpKind::Softmax, "softmax"},     {OpKind::Embedding, "embedding"}, {OpKind::Add, "add"},
     {OpKind::Dropout, "dropout"},     {OpKind::MoERouter, "moe_router"}, {OpKind::MoEExperts, "moe_experts"},
-    {OpKind::Loss, "loss"},
+    {OpKind::Loss, "loss"},           {OpKind::Cast, "cast"},
 };
 }  // namespace
 

@@ -39,6 +39,7 @@ enum class OpKind {
   MoERouter,   ///< gate logits and top-k selection
   MoEExperts,  ///< the expert FFNs applied to routed tokens
   Loss,        ///< softmax cross-entropy (or log-softmax) over the class/vocab dim
+  Cast,        ///< element type conversion (the fp32 upcast of the logits before the loss)
 };
 
 [[nodiscard]] std::string_view to_string(OpKind k);

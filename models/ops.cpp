@@ -44,6 +44,14 @@ Operator linear(std::string name, const std::vector<Dim>& batch, const std::vect
   return o;
 }
 
+Operator cast_to_fp32(std::string name, const std::vector<Dim>& dims, DType from) {
+  Operator o = make(std::move(name), OpKind::Cast, dims, {names(dims)}, names(dims), from);
+  o.output.dtype = DType::F32;
+  o.flops_per_point = 0;
+  o.bwd_flops_factor = 0;  // the gradient is cast back: traffic, no arithmetic
+  return o;
+}
+
 Operator loss(std::string name, const std::vector<Dim>& batch, const Dim& classes, DType dtype) {
   std::vector<Dim> dims = batch;
   dims.push_back(classes);

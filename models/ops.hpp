@@ -38,6 +38,9 @@ inline constexpr std::int64_t kMaxBatch = 1LL << 31;
 [[nodiscard]] Operator linear(std::string name, const std::vector<Dim>& batch, const std::vector<Dim>& in, const std::vector<Dim>& out,
                               bool bias, DType dtype, std::string weight_name = {});
 
+/// The fp32 upcast of a tensor [dims…] of type `from` (reads 2 bytes, writes 4 per element for fp16).
+[[nodiscard]] Operator cast_to_fp32(std::string name, const std::vector<Dim>& dims, DType from);
+
 /// Softmax cross-entropy of logits [batch…, classes] against integer labels: output the per-sample
 /// loss [batch…] in fp32; saves the logits (PyTorch keeps the log-softmax output, of the same size).
 [[nodiscard]] Operator loss(std::string name, const std::vector<Dim>& batch, const Dim& classes, DType dtype);

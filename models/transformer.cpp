@@ -334,7 +334,10 @@ Graph build_transformer(const TransformerConfig& c) {
     // embedding's dims so the shared weight has one shape.
     if (c.tied_embeddings) head.weights[0].spec.dims = {"v", "h"};
     const OpId logits = B.add(std::move(head), {x});
-    B.add(ops::loss("loss", {B.bdim(), B.sdim()}, Builder::dim("v", c.vocab), c.dtype), {logits});
+    // The cross-entropy runs in fp32 (Megatron-LM casts the logits with .float() before its
+    // vocab-parallel cross-entropy; Hugging Face models do logits.float()), so its traffic is fp32.
+    const OpId logits_fp32 = B.add(ops::cast_to_fp32("logits_fp32", {B.bdim(), B.sdim(), Builder::dim("v", c.vocab)}, c.dtype), {logits});
+    B.add(ops::loss("loss", {B.bdim(), B.sdim()}, Builder::dim("v", c.vocab), DType::F32), {logits_fp32});
   }
   return std::move(g);
 }

@@ -514,13 +514,29 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     class_of[static_cast<std::size_t>(d.id)] = static_cast<std::size_t>(it - classes.begin());
   }
   cx.classes = classes.size();
+  // Gradient accumulation over micro-batches: a memory-bound pass over each weight's gradient
+  // (see strategies::GradAccumulation); the program is the same for every micro-batch, so autograd's
+  // cost, paid from the second micro-batch on, is spread as (m − 1)/m of a pass.
+  const double m_batches = static_cast<double>(plan.micro_batches);
+  double accumulate_bytes_per_param = 0;
+  switch (plan.grad_accumulation) {
+    case strategies::GradAccumulation::Fused: break;
+    case strategies::GradAccumulation::Autograd: accumulate_bytes_per_param = 6.0 * (m_batches - 1) / m_batches; break;
+    case strategies::GradAccumulation::Fp32Buffer: accumulate_bytes_per_param = 10.0; break;
+  }
   for (const auto& [kind, speed] : classes) {
     const DeviceProfile& dev = profile.device(kind);
     std::vector<double> f(g.op_count()), bw(g.op_count());
     for (OpId op = 0; op < g.op_count(); ++op) {
-      const OpCost c = op_cost(dev, g.op(op), mesh, plan.sharding[op], plan.precision);
+      const models::Operator& o = g.op(op);
+      const OpCost c = op_cost(dev, o, mesh, plan.sharding[op], plan.precision);
       f[op] = c.fwd_s / speed;
       bw[op] = c.bwd_s / speed;
+      if (accumulate_bytes_per_param > 0 && !o.weights.empty()) {
+        double params = 0;
+        for (const auto& w : o.weights) params += strategies::local_elements(mesh, plan.sharding[op], o, w.spec);
+        bw[op] += kernel_seconds(dev, models::OpClass::MemoryBound, plan.precision, params, params * accumulate_bytes_per_param, 0, 1) / speed;
+      }
     }
     cx.fwd_s.push_back(std::move(f));
     cx.bwd_s.push_back(std::move(bw));
@@ -571,6 +587,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   std::vector<TaskId> prev(static_cast<std::size_t>(devices), kNoTask);
   std::vector<TaskId> item_tasks;
   std::vector<TaskId> deps;
+  std::vector<std::map<AxisSet, double>> held_buckets(static_cast<std::size_t>(pp));
 
   auto run_unit = [&](bool forward, std::int64_t j, std::int64_t c) {
     const Program& prog = forward ? programs[static_cast<std::size_t>(c)].fwd : programs[static_cast<std::size_t>(c)].bwd;
@@ -668,7 +685,10 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
             std::vector<std::int64_t> pair{std::min(d, peer), std::max(d, peer)};
             const auto gid = b.group(pair);
             const auto cid = b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d});
-            const TaskId t = b.add_collective(cid, kPipelineStream, Category::PipelineComm, mb, it.label, deps);
+            // A blocking send occupies the sender's compute stream: the stage computes nothing until
+            // the transfer completes, in its schedule order.
+            const std::uint8_t stream = plan.blocking_p2p ? kComputeStream : kPipelineStream;
+            const TaskId t = b.add_collective(cid, stream, Category::PipelineComm, mb, it.label, deps);
             pending_recv[static_cast<std::size_t>(peer)].push_back(t);
             item_tasks[i * S + pos_in_stage[ud]] = t;
             dev_tasks[ud].push_back(t);
@@ -688,9 +708,20 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
         }
       }
     }
-    if (sync_grads)
-      for (const auto& [axes, bytes] : bucket)
-        if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
+    if (sync_grads) {
+      if (plan.overlap_grad_reduce) {
+        for (const auto& [axes, bytes] : bucket)
+          if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
+      } else {
+        // Without overlap the reduction starts once the stage's whole backward is done: keep the
+        // gradients until the stage's last backward unit (its first chunk, created last).
+        auto& held = held_buckets[static_cast<std::size_t>(stage)];
+        for (const auto& [axes, bytes] : bucket) held[axes] += bytes;
+        if (c == stage)
+          for (const auto& [axes, bytes] : held)
+            if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
+      }
+    }
   };
 
   {

@@ -282,6 +282,8 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.sequence_parallel = spec.sequence_parallel;
   plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
+  plan.blocking_p2p = spec.blocking_p2p;
+  plan.grad_accumulation = spec.grad_accumulation;
   plan.precision = training.precision;
   plan.optimizer = training.optimizer;
 

@@ -50,6 +50,8 @@ struct Plan {
   bool sequence_parallel = false;
   double grad_bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap_grad_reduce = true;
+  bool blocking_p2p = false;
+  GradAccumulation grad_accumulation = GradAccumulation::Autograd;
   models::DType precision = models::DType::F16;
   Optimizer optimizer = Optimizer::Adam;
 

@@ -30,7 +30,16 @@ constexpr std::pair<Schedule, const char*> kSchedules[] = {
     {Schedule::GPipe, "gpipe"}, {Schedule::OneFOneB, "1f1b"}, {Schedule::Interleaved1F1B, "interleaved-1f1b"}};
 constexpr std::pair<Recompute, const char*> kRecompute[] = {
     {Recompute::None, "none"}, {Recompute::Selective, "selective"}, {Recompute::Full, "full"}};
+constexpr std::pair<GradAccumulation, const char*> kGradAccumulation[] = {
+    {GradAccumulation::Fused, "fused"}, {GradAccumulation::Autograd, "autograd"}, {GradAccumulation::Fp32Buffer, "fp32-buffer"}};
 }  // namespace
+
+std::string_view to_string(GradAccumulation g) { return name_of(g, kGradAccumulation); }
+const std::vector<std::string>& grad_accumulation_names() {
+  static const auto v = names(kGradAccumulation);
+  return v;
+}
+std::optional<GradAccumulation> grad_accumulation_from_string(std::string_view s) { return lookup(s, kGradAccumulation); }
 
 std::string_view to_string(Optimizer o) { return name_of(o, kOptimizers); }
 std::string_view to_string(Schedule s) { return name_of(s, kSchedules); }

@@ -15,6 +15,11 @@ namespace parasim::strategies {
 enum class Optimizer { Adam, AdamW, SGD, SGDMomentum, Adafactor };
 enum class Schedule { GPipe, OneFOneB, Interleaved1F1B };
 enum class Recompute { None, Selective, Full };
+/// How weight gradients are accumulated over micro-batches: inside the weight-gradient GEMM (no extra
+/// traffic: Megatron-Core's gradient_accumulation_fusion), by autograd into .grad from the second
+/// micro-batch on (PyTorch: read 2 + read 2 + write 2 bytes per parameter), or into an fp32 buffer
+/// every micro-batch (Megatron-LM's local DDP main_grad: read 2 + read 4 + write 4).
+enum class GradAccumulation { Fused, Autograd, Fp32Buffer };
 
 struct TrainingSpec {
   std::int64_t global_batch = 1;  ///< samples per optimizer step, over all data-parallel replicas
@@ -37,6 +42,10 @@ struct PlanSpec {
   bool sequence_parallel = false;  ///< Megatron sequence parallel (with tp > 1)
   double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
   bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
+  /// Pipeline sends block the sending stage until the transfer completes (Megatron-LM as of SC'21
+  /// synchronised after every batch_isend_irecv); false = asynchronous sends overlapped with compute.
+  bool blocking_p2p = false;
+  GradAccumulation grad_accumulation = GradAccumulation::Autograd;
   /// Mesh axes from outermost to innermost; the innermost axis gets consecutive device ids (so tp
   /// stays inside a node). Default {"pp", "dp", "tp"}.
   std::vector<std::string> mesh_order{"pp", "dp", "tp"};
@@ -48,14 +57,18 @@ struct PlanSpec {
 [[nodiscard]] std::string_view to_string(Optimizer o);
 [[nodiscard]] std::string_view to_string(Schedule s);
 [[nodiscard]] std::string_view to_string(Recompute r);
+[[nodiscard]] std::string_view to_string(GradAccumulation g);
 /// Names as written in scenarios: "adam", "adamw", "sgd", "sgd-momentum", "adafactor";
 /// "gpipe", "1f1b", "interleaved-1f1b"; "none", "selective", "full".
 [[nodiscard]] const std::vector<std::string>& optimizer_names();
 [[nodiscard]] const std::vector<std::string>& schedule_names();
 [[nodiscard]] const std::vector<std::string>& recompute_names();
+/// "fused", "autograd", "fp32-buffer".
+[[nodiscard]] const std::vector<std::string>& grad_accumulation_names();
 [[nodiscard]] std::optional<Optimizer> optimizer_from_string(std::string_view s);
 [[nodiscard]] std::optional<Schedule> schedule_from_string(std::string_view s);
 [[nodiscard]] std::optional<Recompute> recompute_from_string(std::string_view s);
+[[nodiscard]] std::optional<GradAccumulation> grad_accumulation_from_string(std::string_view s);
 
 /// A problem with a plan for a given model and device count: which field of the scenario
 /// (a JSON pointer relative to the scenario root, e.g. "/plan/tp") and what is wrong.
