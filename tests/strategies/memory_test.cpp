@@ -1,0 +1,291 @@
+// The memory model (strategies/memory): bytes per parameter by optimizer and precision, ZeRO
+// sharding, Korthikanti et al. 2022 activation memory, and the per-stage peak under a schedule.
+#include <cstdint>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/mlp.hpp"
+#include "models/transformer.hpp"
+#include "strategies/memory.hpp"
+#include "strategies/plan.hpp"
+
+using namespace parasim;
+using namespace parasim::strategies;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+/// A small GPT: 64 hidden, 4 heads (head dim 16), MLP 256, vocabulary 128, sequence 32, tied embeddings,
+/// no position table. Per block 12h² + 13h = 49,152 + 832 = 49,984 parameters.
+models::TransformerConfig small_gpt(std::int64_t layers, std::int64_t batch) {
+  models::TransformerConfig c;
+  c.name = "small-gpt";
+  c.layers = layers;
+  c.hidden = 64;
+  c.heads = 4;
+  c.vocab = 128;
+  c.seq_len = 32;
+  c.batch = batch;
+  return c;
+}
+
+Plan plan_for(const models::Graph& g, const TrainingSpec& training, const PlanSpec& spec, std::int64_t devices) {
+  const auto problem = check_plan(g, training, spec, devices);
+  INFO((problem ? problem->pointer + ": " + problem->message : std::string("plan ok")));
+  REQUIRE_FALSE(problem);
+  return make_plan(g, training, spec, devices);
+}
+
+}  // namespace
+
+TEST_CASE("memory: bytes per parameter of weights, gradients and optimizer state", "[strategies][memory]") {
+  using models::DType;
+  struct Row {
+    DType precision;
+    Optimizer optimizer;
+    double weights, gradients, optimizer_state;
+  };
+  const auto row = GENERATE(
+      // Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master, momentum, variance 12 = 16
+      // (Rajbhandari et al. 2020 §3.1); AdamW keeps the same state.
+      Row{DType::F16, Optimizer::Adam, 2, 2, 12}, Row{DType::BF16, Optimizer::AdamW, 2, 2, 12},
+      // fp32 Adam: 4 + 4 + momentum and variance 8 = 16.
+      Row{DType::F32, Optimizer::Adam, 4, 4, 8},
+      // SGD with momentum: mixed 2 + 2 + master 4 + momentum 4; fp32 4 + 4 + momentum 4.
+      Row{DType::F16, Optimizer::SGDMomentum, 2, 2, 8}, Row{DType::F32, Optimizer::SGDMomentum, 4, 4, 4},
+      // Plain SGD: mixed keeps only the fp32 master (4); fp32 keeps nothing.
+      Row{DType::F16, Optimizer::SGD, 2, 2, 4}, Row{DType::F32, Optimizer::SGD, 4, 4, 0});
+  INFO(models::to_string(row.precision) << " " << to_string(row.optimizer));
+  const BytesPerParameter b = bytes_per_parameter(row.precision, row.optimizer);
+  CHECK(b.weights == row.weights);
+  CHECK(b.gradients == row.gradients);
+  CHECK(b.optimizer == row.optimizer_state);
+}
+
+TEST_CASE("memory: ZeRO stages 0–3 shard optimizer state, gradients and weights over dp", "[strategies][memory]") {
+  // MLP 8 → 16 → 4 with biases: 8·16 + 16 = 144 and 16·4 + 4 = 68 parameters, 212 in all. dp = 2 on
+  // two devices, mixed-precision Adam (16 bytes per parameter before sharding: 424 + 424 + 2544).
+  models::MlpConfig mc;
+  mc.sizes = {8, 16, 4};
+  mc.batch = 2;  // micro-batch 1 × dp 2
+  mc.dtype = models::DType::F16;
+  const models::Graph g = models::build_mlp(mc);
+  REQUIRE(g.param_count() == 212);
+  TrainingSpec training;
+  training.global_batch = 2;
+  training.micro_batch = 1;
+
+  struct Row {
+    int zero;
+    double weights, gradients, optimizer, buffers;
+  };
+  const auto row = GENERATE(
+      // ZeRO-0: everything replicated. Buffers: two gradient buckets of min(25 MiB, 424 B) = 848.
+      Row{0, 424, 424, 2544, 848},
+      // ZeRO-1: optimizer state / 2 = 1272.
+      Row{1, 424, 424, 1272, 848},
+      // ZeRO-2: gradients / 2 = 212 too; a bucket holds at most the full gradients 212·2 = 424 → 848.
+      Row{2, 424, 212, 1272, 848},
+      // ZeRO-3: weights / 2 = 212 too; buffers add the prefetch of two copies of the largest layer's
+      // weights, 2 · 144 · 2 B = 576: 848 + 576 = 1424.
+      Row{3, 212, 212, 1272, 1424});
+  INFO("zero " << row.zero);
+  PlanSpec spec;
+  spec.zero = row.zero;
+  const Plan plan = plan_for(g, training, spec, 2);
+  REQUIRE(plan.dp() == 2);
+  const auto stages = memory_per_stage(g, plan);
+  REQUIRE(stages.size() == 1);
+  const auto& m = stages[0].memory;
+  CHECK(stages[0].parameters == 212);
+  CHECK(m.weights_bytes == row.weights);
+  CHECK(m.gradients_bytes == row.gradients);
+  CHECK(m.optimizer_bytes == row.optimizer);
+  CHECK(m.buffers_bytes == row.buffers);
+}
+
+TEST_CASE("memory: FSDP is ZeRO-3, and fp32 Adam is 16 bytes per parameter too", "[strategies][memory]") {
+  models::MlpConfig mc;
+  mc.sizes = {8, 16, 4};
+  mc.batch = 2;
+  const models::Graph g = models::build_mlp(mc);  // 212 parameters (above)
+  TrainingSpec training;
+  training.global_batch = 2;
+  SECTION("fsdp") {
+    PlanSpec spec;
+    spec.fsdp = true;
+    const Plan plan = plan_for(g, training, spec, 2);
+    CHECK(plan.zero == 3);
+    const auto m = memory_per_stage(g, plan)[0].memory;
+    // (2 + 2 + 12) · 212 / 2 = 1696.
+    CHECK(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes == 1696);
+  }
+  SECTION("fp32 Adam, no ZeRO") {
+    training.precision = models::DType::F32;
+    const Plan plan = plan_for(g, training, PlanSpec{}, 2);
+    const auto m = memory_per_stage(g, plan)[0].memory;
+    // 4·212 = 848 weights, 848 gradients, 8·212 = 1696 optimizer state: 16 · 212 = 3392.
+    CHECK(m.weights_bytes == 848);
+    CHECK(m.gradients_bytes == 848);
+    CHECK(m.optimizer_bytes == 1696);
+  }
+  SECTION("SGD with momentum, mixed precision") {
+    training.optimizer = Optimizer::SGDMomentum;
+    const Plan plan = plan_for(g, training, PlanSpec{}, 2);
+    // (2 + 2 + 8) · 212 = 2544.
+    const auto m = memory_per_stage(g, plan)[0].memory;
+    CHECK(m.weights_bytes + m.gradients_bytes + m.optimizer_bytes == 2544);
+  }
+}
+
+TEST_CASE("memory: Korthikanti et al. 2022 Table 2 for GPT-3 175B (s 2048, b 1, h 12288, a 96, t 8)", "[strategies][memory]") {
+  const std::int64_t s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  // s·b·h = 2048 · 12288 = 25,165,824; 5·a·s/h = 5 · 96 · 2048 / 12288 = 80.
+  SECTION("no parallelism: sbh(34 + 5as/h)") {
+    // 25,165,824 · (34 + 80) = 2,868,903,936 B (= 34sbh 855,638,016 + 5as²b 2,013,265,920).
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, 1, false, Recompute::None) == 2'868'903'936.0);
+  }
+  SECTION("tensor parallel: sbh(10 + 24/t + 5as/(ht))") {
+    // 25,165,824 · (10 + 3 + 10) = 25,165,824 · 23 = 578,813,952 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, false, Recompute::None) == 578'813'952.0);
+  }
+  SECTION("tensor + sequence parallel: sbh/t · (34 + 5as/h)") {
+    // 25,165,824 / 8 · 114 = 3,145,728 · 114 = 358,612,992 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, true, Recompute::None) == 358'612'992.0);
+  }
+  SECTION("tensor parallel + selective recompute: sbh(10 + 24/t)") {
+    // 25,165,824 · 13 = 327,155,712 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, false, Recompute::Selective) == 327'155'712.0);
+  }
+  SECTION("tensor + sequence parallel + selective recompute: sbh · 34/t") {
+    // 3,145,728 · 34 = 106,954,752 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, true, Recompute::Selective) == 106'954'752.0);
+  }
+  SECTION("no parallelism + selective recompute: 34·sbh") {
+    // 25,165,824 · 34 = 855,638,016 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, 1, false, Recompute::Selective) == 855'638'016.0);
+  }
+  SECTION("full recompute: 2·sbh (the layer input), / t with sequence parallel") {
+    // 2 · 25,165,824 = 50,331,648 B; with sequence parallel 50,331,648 / 8 = 6,291,456 B.
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, false, Recompute::Full) == 50'331'648.0);
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, 1, false, Recompute::Full) == 50'331'648.0);
+    CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, true, Recompute::Full) == 6'291'456.0);
+  }
+}
+
+TEST_CASE("memory: the graph of a GPT layer saves exactly 34·sbh + 5·a·s²·b bytes", "[strategies][memory]") {
+  // s 32, b 2, h 64, a 4: sbh = 4096; 34 · 4096 = 139,264 and 5 · 4 · 32² · 2 = 40,960: 180,224 B —
+  // Korthikanti's count with no parallelism (QKV input 2, Q and K 4, softmax output 2as²b, its dropout
+  // mask as²b and output 2as²b, V 2, projection input 2, dropout mask 1; MLP input 2, GELU input 8,
+  // GELU output 8, dropout mask 1; two norm inputs 4; in units of sbh).
+  const models::Graph g = models::build_transformer(small_gpt(2, 2));
+  CHECK(g.layer_saved_activation_bytes(1) == 180'224.0);
+  CHECK(korthikanti_layer_activation_bytes(32, 2, 64, 4, 1, false, Recompute::None) == 180'224.0);
+}
+
+TEST_CASE("memory: a stage's activations are the per-layer figure times the micro-batches in flight", "[strategies][memory][pipeline]") {
+  // Small GPT with 4 blocks on pp 4 × tp 2 (8 devices), micro-batch 2, 8 micro-batches, 1F1B. One
+  // block per stage; the embeddings join stage 0, the head stage 3. 1F1B: stage i holds 4 − i.
+  // s 32, b 2, h 64, a 4, t 2: sbh = 4096, 5as/h = 10.
+  const models::Graph g = models::build_transformer(small_gpt(4, 2));
+  TrainingSpec training;
+  training.global_batch = 16;
+  training.micro_batch = 2;
+  PlanSpec spec;
+  spec.pp = 4;
+  spec.tp = 2;
+  SECTION("tensor parallel: 27·sbh per layer") {
+    const Plan plan = plan_for(g, training, spec, 8);
+    const auto st = memory_per_stage(g, plan);
+    REQUIRE(st.size() == 4);
+    for (std::int64_t i = 0; i < 4; ++i) CHECK(st[static_cast<std::size_t>(i)].in_flight == 4 - i);
+    // sbh(10 + 24/2 + 10/2) = 27 · 4096 = 110,592 B per block and micro-batch.
+    const double layer = korthikanti_layer_activation_bytes(32, 2, 64, 4, 2, false, Recompute::None);
+    REQUIRE(layer == 110'592.0);
+    // Stages 1 and 2: one block, 3 and 2 micro-batches in flight.
+    CHECK(st[1].memory.activations_bytes == 3 * 110'592.0);
+    CHECK(st[2].memory.activations_bytes == 2 * 110'592.0);
+    // Stage 0 also keeps the embedding dropout's mask, 1 B per element of [b, s, h]: sbh = 4096 B;
+    // 4 in flight: 4 · (4096 + 110,592) = 458,752 B.
+    CHECK(st[0].memory.activations_bytes == 458'752.0);
+    // Stage 3 also keeps the final norm's input (2sbh = 8192), the LM head's input (8192) and the
+    // vocabulary-parallel logits for the loss (2 · b · s · v/t = 2 · 2 · 32 · 64 = 8192); 1 in flight:
+    // 110,592 + 24,576 = 135,168 B.
+    CHECK(st[3].memory.activations_bytes == 135'168.0);
+  }
+  SECTION("tensor + sequence parallel: 22·sbh per layer") {
+    spec.sequence_parallel = true;
+    const Plan plan = plan_for(g, training, spec, 8);
+    const auto st = memory_per_stage(g, plan);
+    // sbh/2 · (34 + 10) = 22 · 4096 = 90,112 B.
+    CHECK(st[1].memory.activations_bytes == 3 * 90'112.0);
+    CHECK(st[2].memory.activations_bytes == 2 * 90'112.0);
+  }
+  SECTION("tensor parallel + selective recompute: sbh(10 + 24/t) per layer") {
+    spec.recompute = Recompute::Selective;
+    const Plan plan = plan_for(g, training, spec, 8);
+    const auto st = memory_per_stage(g, plan);
+    // sbh(10 + 12) = 22 · 4096 = 90,112 B. (t = 2: 24/t = 12.)
+    CHECK(st[1].memory.activations_bytes == 3 * 90'112.0);
+    CHECK(st[2].memory.activations_bytes == 2 * 90'112.0);
+  }
+  SECTION("full recompute: 2·sbh per layer kept, plus one layer rematerialised") {
+    spec.recompute = Recompute::Full;
+    const Plan plan = plan_for(g, training, spec, 8);
+    const auto st = memory_per_stage(g, plan);
+    // Kept: 2sbh = 8192 B per block and micro-batch; backward rematerialises one block's full
+    // activations (27sbh = 110,592) at a time on top. Stage 1: 3 · 8192 + 110,592 = 135,168 B;
+    // stage 2: 2 · 8192 + 110,592 = 126,976 B.
+    CHECK(st[1].memory.activations_bytes == 135'168.0);
+    CHECK(st[2].memory.activations_bytes == 126'976.0);
+  }
+  SECTION("GPipe holds all 8 micro-batches on every stage") {
+    spec.schedule = Schedule::GPipe;
+    const Plan plan = plan_for(g, training, spec, 8);
+    const auto st = memory_per_stage(g, plan);
+    CHECK(st[1].in_flight == 8);
+    CHECK(st[1].memory.activations_bytes == 8 * 110'592.0);
+  }
+}
+
+TEST_CASE("memory: interleaved 1F1B — stage 0 holds p·v + p − 1 chunk-micro-batches", "[strategies][memory][pipeline]") {
+  // Small GPT with 8 blocks, pp 2, v 2: chunks of 2 blocks (chunk c on stage c mod 2), 4 micro-batches
+  // of 1. Stage 0 warms up with (2 − 1)·2 + (2 − 1)·2 = 4 forwards and holds p·v + p − 1 = 5. Its
+  // chunks 0 (embeddings + 2 blocks) and 2 (2 blocks) alternate in groups of p = 2 micro-batches; the
+  // order is F(0,c0) F(1,c0) F(0,c2) F(1,c2) F(2,c0) B(0,c2) F(3,c0) ...: five passes are live after
+  // F(2,c0) (chunk 0 three, chunk 2 two) and again after F(3,c0) (chunk 0 four, chunk 2 one).
+  const models::Graph g = models::build_transformer(small_gpt(8, 1));
+  TrainingSpec training;
+  training.global_batch = 4;
+  PlanSpec spec;
+  spec.pp = 2;
+  spec.schedule = Schedule::Interleaved1F1B;
+  spec.virtual_stages = 2;
+  const Plan plan = plan_for(g, training, spec, 2);
+  const auto st = memory_per_stage(g, plan);
+  CHECK(st[0].in_flight == 5);
+  // s 32, b 1, h 64, a 4, t 1: sbh = 2048, per block sbh(34 + 10) = 44 · 2048 = 90,112 B; the embedding
+  // dropout mask sbh = 2048 B. Chunk 0: 2 · 90,112 + 2048 = 182,272; chunk 2: 180,224.
+  // Chunk 0 is the heavier, so the peak is four of it and one of chunk 2:
+  // 4 · 182,272 + 180,224 = 729,088 + 180,224 = 909,312 B (three and two: 907,264 B).
+  CHECK(st[0].memory.activations_bytes == 909'312.0);
+}
+
+TEST_CASE("memory: with pipeline parallelism the last stage keeps its own copy of a tied embedding", "[strategies][memory][!mayfail]") {
+  // Megatron-LM (and DeepSpeed's TiedLayerSpec) give the last stage a copy of the word embeddings for
+  // the tied LM head, whose gradients are all-reduced with the first stage's. Small GPT, 2 blocks,
+  // pp 2: stage 0 = embeddings (v·h = 128 · 64 = 8192) + block 0 (49,984) = 58,176 parameters;
+  // stage 1 = block 1 (49,984) + final norm (2h = 128) + the tied head (8192) = 58,304.
+  const models::Graph g = models::build_transformer(small_gpt(2, 1));
+  TrainingSpec training;
+  training.global_batch = 2;
+  PlanSpec spec;
+  spec.pp = 2;
+  const Plan plan = plan_for(g, training, spec, 2);
+  const auto st = memory_per_stage(g, plan);
+  CHECK(st[0].parameters == 58'176);
+  CHECK(st[1].parameters == 58'304);
+  // Mixed-precision Adam: 16 B per parameter.
+  CHECK(st[1].memory.weights_bytes + st[1].memory.gradients_bytes + st[1].memory.optimizer_bytes == 16 * 58'304.0);
+}
