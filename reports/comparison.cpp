@@ -1,0 +1,78 @@
+#include "reports/comparison.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "common/error.hpp"
+#include "reports/format.hpp"
+
+namespace parasim::reports {
+
+double peak_memory_bytes(const sim::Result& result) {
+  double peak = 0;
+  for (const auto& s : result.memory) peak = std::max(peak, s.memory.total_bytes());
+  return peak;
+}
+
+std::string provenance(const sim::Result& r) {
+  return "the " + r.backend + " backend with profile \"" + r.profile + "\" (" + r.profile_origin + ")";
+}
+
+std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results) {
+  PARASIM_CHECK(!results.empty(), "a comparison needs at least one result");
+  std::vector<ComparisonRow> rows;
+  const auto text = [&](std::string figure, const std::function<std::string(const sim::Result&)>& cell) {
+    ComparisonRow row{std::move(figure), "", {}, {}};
+    for (const auto& r : results) {
+      row.values.push_back(cell(r));
+      row.changes.emplace_back();
+    }
+    rows.push_back(std::move(row));
+  };
+  // A figure shown with `format`, compared by its unformatted value.
+  const auto figure = [&](std::string name, std::string unit, const std::function<double(const sim::Result&)>& value,
+                          const std::function<std::string(double)>& format) {
+    ComparisonRow row{std::move(name), std::move(unit), {}, {}};
+    const double base = value(results.front());
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const double v = value(results[i]);
+      row.values.push_back(format(v));
+      row.changes.push_back(i == 0 ? "" : change_percent(v, base));
+    }
+    rows.push_back(std::move(row));
+  };
+  const auto sig4 = [](double x) { return significant(x, 4); };
+  const auto pct = [](double x) { return percent(x); };
+
+  text("backend", [](const sim::Result& r) { return r.backend; });
+  text("profile", [](const sim::Result& r) { return r.profile; });
+  text("profile origin", [](const sim::Result& r) { return r.profile_origin; });
+  text("devices", [](const sim::Result& r) { return std::to_string(r.devices) + " × " + r.device_kind; });
+  figure("step time", "s", [](const sim::Result& r) { return r.step_time_s; }, sig4);
+  figure("throughput", "samples/s", [](const sim::Result& r) { return r.samples_per_s; }, sig4);
+  figure("throughput", "tokens/s", [](const sim::Result& r) { return r.tokens_per_s; }, sig4);
+  figure("model TFLOP/s per device", "TFLOP/s", [](const sim::Result& r) { return r.model_tflops_per_device; }, sig4);
+  figure("MFU", "%", [](const sim::Result& r) { return r.mfu; }, pct);
+  figure("HFU", "%", [](const sim::Result& r) { return r.hfu; }, pct);
+  figure("pipeline bubble (idle)", "% of step", [](const sim::Result& r) { return r.bubble_fraction; }, pct);
+  figure("exposed communication", "s", [](const sim::Result& r) { return r.breakdown.exposed_comm_s(); }, sig4);
+  figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });
+  figure("usable memory per device", "GiB", [](const sim::Result& r) { return r.memory_capacity_bytes; },
+         [](double b) { return gib(b); });
+  text("memory", [](const sim::Result& r) { return std::string(r.fits ? "FITS" : "DOES NOT FIT"); });
+  return rows;
+}
+
+std::vector<BreakdownRow> breakdown_rows(const sim::Result& r) {
+  std::vector<BreakdownRow> rows;
+  const auto share = [&](double s) { return r.step_time_s > 0 ? percent(s / r.step_time_s) : std::string("n/a"); };
+  for (int c = 0; c < sim::kCategoryCount; ++c) {
+    const double s = r.breakdown.seconds[static_cast<std::size_t>(c)];
+    if (s > 0) rows.push_back({std::string(sim::to_string(static_cast<sim::Category>(c))), significant(s, 4), share(s)});
+  }
+  rows.push_back({"idle (bubble and waiting)", significant(r.breakdown.idle_s, 4), share(r.breakdown.idle_s)});
+  rows.push_back({"total (step time)", significant(r.step_time_s, 4), share(r.step_time_s)});
+  return rows;
+}
+
+}  // namespace parasim::reports

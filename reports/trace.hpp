@@ -1,0 +1,39 @@
+#pragma once
+/// trace.json: a simulated step in the Chrome trace-event format, for Perfetto (ui.perfetto.dev) or
+/// chrome://tracing. One process per device ("device N (stage S)"), one thread per stream of the
+/// TaskGraph (compute, tensor, data, ...), and one complete event ("ph": "X") per task on every
+/// stream it occupies — a collective on the stream of each member — named by its label, with its
+/// category as "cat" and in "args" its category, micro-batch and, for a collective, its kind,
+/// algorithm, bytes and group size. Times are microseconds, exact to the picosecond.
+///
+/// A step of a large cluster holds millions of tasks, so the trace keeps the first `max_devices`
+/// devices in device order; when it does, "otherData" (the trace's metadata) and a "process_labels"
+/// metadata event on the first device say so, and the summary tells the caller. The events are
+/// streamed to the output, never built as one JSON value in memory. Deterministic: the same
+/// Simulation gives the same bytes.
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "sim/simulate.hpp"
+
+namespace parasim::reports {
+
+struct TraceOptions {
+  std::int64_t max_devices = 64;  ///< devices written, the first in device order; ≥ 1
+};
+
+/// What write_trace wrote.
+struct TraceSummary {
+  std::int64_t devices_total = 0;
+  std::int64_t devices_written = 0;
+  std::int64_t events = 0;  ///< complete ("X") events
+  bool truncated = false;   ///< devices_written < devices_total
+  std::string note;         ///< when truncated, the sentence the trace carries; else empty
+};
+
+/// Writes the trace of `simulation` to `out`. Preconditions (checked, InternalError): the
+/// simulation's timeline and collective estimates belong to its task graph; max_devices ≥ 1.
+TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, const TraceOptions& options = {});
+
+}  // namespace parasim::reports

@@ -1,0 +1,323 @@
+#include "sim/result_json.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/json_reader.hpp"
+
+namespace parasim::sim {
+namespace {
+
+using nlohmann::json;
+
+/// The key of each category's seconds in a time breakdown, indexed by Category. Identifiers, not the
+/// display names of to_string(Category): a key must not change when a label is reworded.
+constexpr std::array<const char*, kCategoryCount> kCategoryKeys = {
+    "forward_s",       "backward_s",      "recompute_s",     "optimizer_s", "tensor_comm_s",
+    "pipeline_comm_s", "gradient_comm_s", "expert_comm_s",   "data_load_s",
+};
+
+/// A figure as written: finite, rounded to 9 significant digits.
+json number(double x, std::string_view what) {
+  PARASIM_CHECK(std::isfinite(x), "result figure " + std::string(what) + " is not finite");
+  return round_significant(x, 9);
+}
+
+json breakdown_to_json(const TimeBreakdown& b) {
+  json out = json::object();
+  for (std::size_t c = 0; c < kCategoryKeys.size(); ++c) out[kCategoryKeys[c]] = number(b.seconds[c], kCategoryKeys[c]);
+  out["idle_s"] = number(b.idle_s, "idle_s");
+  out["compute_s"] = number(b.compute_s(), "compute_s");
+  out["exposed_comm_s"] = number(b.exposed_comm_s(), "exposed_comm_s");
+  return out;
+}
+
+json stage_memory_to_json(const strategies::StageMemory& s) {
+  const auto& m = s.memory;
+  return json{
+      {"stage", s.stage},
+      {"in_flight_forward_passes", s.in_flight},
+      {"parameter_count", number(s.parameters, "parameter_count")},
+      {"weights_bytes", number(m.weights_bytes, "weights_bytes")},
+      {"gradients_bytes", number(m.gradients_bytes, "gradients_bytes")},
+      {"optimizer_bytes", number(m.optimizer_bytes, "optimizer_bytes")},
+      {"activations_bytes", number(m.activations_bytes, "activations_bytes")},
+      {"buffers_bytes", number(m.buffers_bytes, "buffers_bytes")},
+      {"total_bytes", number(m.total_bytes(), "total_bytes")},
+  };
+}
+
+void put_spread(json& out, const std::string& name, const TimeSpread& s) {
+  out[name + "_min_s"] = number(s.min_s, name);
+  out[name + "_mean_s"] = number(s.mean_s, name);
+  out[name + "_max_s"] = number(s.max_s, name);
+}
+
+json stage_times_to_json(const StageTimes& s) {
+  json out = json{{"stage", s.stage}, {"device_count", s.devices}};
+  put_spread(out, "compute", s.compute);
+  put_spread(out, "exposed_comm", s.exposed_comm);
+  put_spread(out, "idle", s.idle);
+  put_spread(out, "comm_busy", s.comm_busy);
+  return out;
+}
+
+// ---- reading ----
+
+TimeBreakdown read_breakdown(ObjectReader r) {
+  TimeBreakdown b;
+  for (std::size_t c = 0; c < kCategoryKeys.size(); ++c) b.seconds[c] = r.number(kCategoryKeys[c], 0);
+  b.idle_s = r.number("idle_s", 0);
+  // Derived (sums of the above): checked for type, recomputed by whoever needs them.
+  (void)r.number_or("compute_s", 0, 0);
+  (void)r.number_or("exposed_comm_s", 0, 0);
+  r.finish();
+  return b;
+}
+
+strategies::StageMemory read_stage_memory(ObjectReader r) {
+  strategies::StageMemory s;
+  s.stage = r.integer("stage", 0);
+  s.in_flight = r.integer("in_flight_forward_passes", 0);
+  s.parameters = r.number("parameter_count", 0);
+  s.memory.weights_bytes = r.number("weights_bytes", 0);
+  s.memory.gradients_bytes = r.number("gradients_bytes", 0);
+  s.memory.optimizer_bytes = r.number("optimizer_bytes", 0);
+  s.memory.activations_bytes = r.number("activations_bytes", 0);
+  s.memory.buffers_bytes = r.number("buffers_bytes", 0);
+  (void)r.number_or("total_bytes", 0, 0);  // derived
+  r.finish();
+  return s;
+}
+
+/// Per-stage aggregates are derived from the per-device times; they are checked for shape only.
+void check_stage_times(ObjectReader r) {
+  (void)r.integer("stage", 0);
+  (void)r.integer("device_count", 0);
+  for (const char* name : {"compute", "exposed_comm", "idle", "comm_busy"})
+    for (const char* stat : {"_min_s", "_mean_s", "_max_s"}) (void)r.number(std::string(name) + stat, 0);
+  r.finish();
+}
+
+}  // namespace
+
+double round_significant(double x, int digits) {
+  PARASIM_CHECK(std::isfinite(x) && digits >= 1 && digits <= 17, "round_significant needs a finite value and 1..17 digits");
+  // to_chars/from_chars: exact decimal conversion that ignores the C locale.
+  char buf[64];
+  const auto written = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, digits);
+  PARASIM_CHECK(written.ec == std::errc(), "to_chars of a finite double");
+  double out = 0;
+  const auto read = std::from_chars(buf, written.ptr, out);
+  PARASIM_CHECK(read.ec == std::errc(), "from_chars of to_chars output");
+  return out == 0 ? 0.0 : out;  // no negative zero in the files
+}
+
+std::vector<StageTimes> stage_times(const Result& result) {
+  std::map<std::int64_t, std::vector<const DeviceTimes*>> by_stage;
+  for (const auto& d : result.per_device) by_stage[d.stage].push_back(&d);
+  std::vector<StageTimes> out;
+  for (const auto& [stage, devices] : by_stage) {
+    StageTimes s;
+    s.stage = stage;
+    s.devices = static_cast<std::int64_t>(devices.size());
+    auto spread = [&](auto figure) {
+      TimeSpread t{figure(*devices.front()), 0, figure(*devices.front())};
+      for (const DeviceTimes* d : devices) {
+        const double v = figure(*d);
+        t.min_s = std::min(t.min_s, v);
+        t.max_s = std::max(t.max_s, v);
+        t.mean_s += v;
+      }
+      t.mean_s /= static_cast<double>(devices.size());
+      return t;
+    };
+    s.compute = spread([](const DeviceTimes& d) { return d.breakdown.compute_s(); });
+    s.exposed_comm = spread([](const DeviceTimes& d) { return d.breakdown.exposed_comm_s(); });
+    s.idle = spread([](const DeviceTimes& d) { return d.breakdown.idle_s; });
+    s.comm_busy = spread([](const DeviceTimes& d) { return d.comm_busy_s; });
+    out.push_back(s);
+  }
+  return out;
+}
+
+json to_json(const Result& r, const ResultJsonOptions& options) {
+  PARASIM_CHECK(options.max_devices >= 0, "max_devices must be >= 0");
+  json out = json::object();
+  out["schema"] = kResultSchema;
+  out["scenario"] = r.scenario;
+  out["variant"] = r.variant;
+  out["model"] = r.model;
+  out["plan"] = r.plan;
+  out["backend"] = r.backend;
+  out["profile"] = json{{"name", r.profile}, {"origin", r.profile_origin}};
+  out["device_kind"] = r.device_kind;
+  out["device_count"] = r.devices;
+  out["task_count"] = r.tasks;
+  out["step_time_s"] = number(r.step_time_s, "step_time_s");
+  out["throughput"] = json{
+      {"samples_per_s", number(r.samples_per_s, "samples_per_s")},
+      {"tokens_per_s", number(r.tokens_per_s, "tokens_per_s")},
+      {"model_tflop_per_s_per_device", number(r.model_tflops_per_device, "model_tflop_per_s_per_device")},
+  };
+  out["utilization"] = json{
+      {"mfu_fraction", number(r.mfu, "mfu_fraction")},
+      {"hfu_fraction", number(r.hfu, "hfu_fraction")},
+      {"bubble_fraction", number(r.bubble_fraction, "bubble_fraction")},
+      {"model_flop_per_step", number(r.model_flops_per_step, "model_flop_per_step")},
+      {"hardware_flop_per_step", number(r.hardware_flops_per_step, "hardware_flop_per_step")},
+  };
+  out["time_breakdown_mean"] = breakdown_to_json(r.breakdown);
+
+  json stages = json::array();
+  double peak_bytes = 0;
+  for (const auto& s : r.memory) {
+    stages.push_back(stage_memory_to_json(s));
+    if (s.stage == r.peak_memory_stage) peak_bytes = s.memory.total_bytes();
+  }
+  out["memory"] = json{
+      {"capacity_bytes", number(r.memory_capacity_bytes, "memory capacity_bytes")},
+      {"fits", r.fits},
+      {"peak_stage", r.peak_memory_stage},
+      {"peak_bytes", number(peak_bytes, "memory peak_bytes")},
+      {"per_stage", std::move(stages)},
+  };
+  out["communication"] = json{
+      {"intra_node_bytes_per_step", number(r.intra_node_bytes, "intra_node_bytes_per_step")},
+      {"inter_node_bytes_per_step", number(r.inter_node_bytes, "inter_node_bytes_per_step")},
+  };
+
+  json per_stage = json::array();
+  for (const auto& s : stage_times(r)) per_stage.push_back(stage_times_to_json(s));
+  out["per_stage_times"] = std::move(per_stage);
+
+  const std::size_t written = std::min(r.per_device.size(), static_cast<std::size_t>(options.max_devices));
+  json devices = json::array();
+  for (std::size_t i = 0; i < written; ++i) {
+    const DeviceTimes& d = r.per_device[i];
+    devices.push_back(json{{"device", d.device},
+                           {"stage", d.stage},
+                           {"comm_busy_s", number(d.comm_busy_s, "comm_busy_s")},
+                           {"time_breakdown", breakdown_to_json(d.breakdown)}});
+  }
+  // Omitted = every device not written (also those a Result read from a cut file never had).
+  out["per_device_times"] = json{{"omitted_device_count", std::max<std::int64_t>(0, r.devices - static_cast<std::int64_t>(written))},
+                                 {"devices", std::move(devices)}};
+  return out;
+}
+
+json to_json(std::span<const Result> results, const ResultJsonOptions& options) {
+  json out = json::array();
+  for (const auto& r : results) out.push_back(to_json(r, options));
+  return out;
+}
+
+std::string json_text(const json& value) {
+  return value.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
+  ObjectReader r(doc, pointer);
+  {
+    const std::string schema = r.string("schema");
+    if (schema != kResultSchema)
+      throw r.error("schema", "found schema \"" + schema + "\", expected \"" + kResultSchema +
+                                  "\" (a result.json written by this version of parasim)");
+  }
+  Result out;
+  out.scenario = r.string("scenario");
+  out.variant = r.string("variant");
+  out.model = r.string("model");
+  out.plan = r.string("plan");
+  out.backend = r.string("backend");
+  {
+    ObjectReader p = r.object("profile");
+    out.profile = p.string("name");
+    out.profile_origin = p.string("origin");
+    p.finish();
+  }
+  out.device_kind = r.string("device_kind");
+  out.devices = r.integer("device_count", 1);
+  out.tasks = r.integer("task_count", 0);
+  out.step_time_s = r.positive("step_time_s");
+  {
+    ObjectReader t = r.object("throughput");
+    out.samples_per_s = t.number("samples_per_s", 0);
+    out.tokens_per_s = t.number("tokens_per_s", 0);
+    out.model_tflops_per_device = t.number("model_tflop_per_s_per_device", 0);
+    t.finish();
+  }
+  {
+    ObjectReader u = r.object("utilization");
+    out.mfu = u.number("mfu_fraction", 0);
+    out.hfu = u.number("hfu_fraction", 0);
+    out.bubble_fraction = u.number("bubble_fraction", 0);
+    out.model_flops_per_step = u.number("model_flop_per_step", 0);
+    out.hardware_flops_per_step = u.number("hardware_flop_per_step", 0);
+    u.finish();
+  }
+  out.breakdown = read_breakdown(r.object("time_breakdown_mean"));
+  {
+    ObjectReader m = r.object("memory");
+    out.memory_capacity_bytes = m.positive("capacity_bytes");
+    {
+      const auto& fits = m.required("fits");
+      if (!fits.is_boolean())
+        throw doc.error_at(m.pointer_of("fits"), "found " + describe_json_value(fits) + ", expected true or false");
+      out.fits = fits.get<bool>();
+    }
+    out.peak_memory_stage = m.integer("peak_stage", 0);
+    (void)m.number_or("peak_bytes", 0, 0);  // derived
+    for (const auto& at : m.array("per_stage")) out.memory.push_back(read_stage_memory(ObjectReader(doc, at)));
+    m.finish();
+  }
+  {
+    ObjectReader c = r.object("communication");
+    out.intra_node_bytes = c.number("intra_node_bytes_per_step", 0);
+    out.inter_node_bytes = c.number("inter_node_bytes_per_step", 0);
+    c.finish();
+  }
+  for (const auto& at : r.array("per_stage_times")) check_stage_times(ObjectReader(doc, at));
+  {
+    ObjectReader pd = r.object("per_device_times");
+    const std::int64_t omitted = pd.integer("omitted_device_count", 0);
+    for (const auto& at : pd.array("devices")) {
+      ObjectReader d(doc, at);
+      DeviceTimes t;
+      t.device = d.integer("device", 0);
+      if (t.device >= out.devices)
+        throw d.error("device", "found device " + std::to_string(t.device) + ", expected a device id below device_count " +
+                                    std::to_string(out.devices));
+      t.stage = d.integer("stage", 0);
+      t.comm_busy_s = d.number("comm_busy_s", 0);
+      t.breakdown = read_breakdown(d.object("time_breakdown"));
+      d.finish();
+      out.per_device.push_back(t);
+    }
+    const auto listed = static_cast<std::int64_t>(out.per_device.size());
+    if (listed + omitted != out.devices)
+      throw pd.error("omitted_device_count", "found " + std::to_string(omitted) + " omitted and " + std::to_string(listed) +
+                                                 " listed devices, expected them to add up to device_count " +
+                                                 std::to_string(out.devices));
+    pd.finish();
+  }
+  r.finish();
+  return out;
+}
+
+std::vector<Result> results_from_json(const JsonDocument& doc) {
+  std::vector<Result> out;
+  if (doc.root().is_array()) {
+    if (doc.root().empty()) throw doc.error_at("", "found an empty array, expected at least one result");
+    for (std::size_t i = 0; i < doc.root().size(); ++i) out.push_back(result_from_json(doc, json_pointer_append("", i)));
+  } else {
+    out.push_back(result_from_json(doc, ""));
+  }
+  return out;
+}
+
+}  // namespace parasim::sim
