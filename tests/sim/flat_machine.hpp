@@ -15,12 +15,13 @@ namespace parasim::testing {
 inline sim::EfficiencyCurve flat_curve() { return sim::EfficiencyCurve{{{1.0, 1.0}}}; }
 
 /// Device "chip": `gemm_peak` FLOP/s for fp16/bf16 GEMMs, `vector_peak` FLOP/s for fp32 (the
-/// element-wise kernels and the optimizer step run there), 1e30 B/s of memory bandwidth, 1 PB of memory.
-inline sim::Profile flat_profile(double gemm_peak, double vector_peak) {
+/// element-wise kernels and the optimizer step run there), `memory_bandwidth` B/s (by default so high
+/// that no kernel is memory-bound), 1 PB of memory.
+inline sim::Profile flat_profile(double gemm_peak, double vector_peak, double memory_bandwidth = 1e30) {
   sim::DeviceProfile chip;
   chip.name = "chip";
   chip.peak_flops_per_s = {{models::DType::F16, gemm_peak}, {models::DType::BF16, gemm_peak}, {models::DType::F32, vector_peak}};
-  chip.memory_bandwidth_bytes_per_s = 1e30;
+  chip.memory_bandwidth_bytes_per_s = memory_bandwidth;
   chip.memory_capacity_bytes = 1e15;
   chip.gemm_efficiency = flat_curve();
   chip.memory_efficiency = flat_curve();

@@ -7,7 +7,8 @@
 //    compute time summed over devices, times 1e12, is the FLOPs executed. Where no operator is
 //    replicated over a tensor-parallel group (tp 1, or tp 2 with sequence parallel, which splits the
 //    norms, dropouts and residual adds over the sequence), that must equal the step's hardware FLOPs:
-//    every operator runs once per micro-batch and replica, split exactly by its sharding.
+//    every operator runs once per micro-batch and replica, split exactly by its sharding. (Gradient
+//    accumulation is fused into the weight-gradient GEMMs here, so no extra pass adds compute.)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ TEST_CASE("plan grid: every plan runs to completion and conserves time and FLOPs
                 spec.virtual_stages = schedule == Schedule::Interleaved1F1B ? 2 : 1;
                 spec.zero = zero;
                 spec.recompute = recompute;
+                spec.grad_accumulation = strategies::GradAccumulation::Fused;
                 const std::int64_t devices = tp * pp * dp;
                 models::TransformerConfig c;
                 c.name = "small-gpt";

@@ -210,9 +210,9 @@ TEST_CASE("memory: a stage's activations are the per-layer figure times the micr
     // 4 in flight: 4 · (4096 + 110,592) = 458,752 B.
     CHECK(st[0].memory.activations_bytes == 458'752.0);
     // Stage 3 also keeps the final norm's input (2sbh = 8192), the LM head's input (8192) and the
-    // vocabulary-parallel logits for the loss (2 · b · s · v/t = 2 · 2 · 32 · 64 = 8192); 1 in flight:
-    // 110,592 + 24,576 = 135,168 B.
-    CHECK(st[3].memory.activations_bytes == 135'168.0);
+    // vocabulary-parallel logits the loss saves, in fp32 (the cross-entropy runs in fp32):
+    // 4 · b · s · v/t = 4 · 2 · 32 · 64 = 16,384; 1 in flight: 110,592 + 32,768 = 143,360 B.
+    CHECK(st[3].memory.activations_bytes == 143'360.0);
   }
   SECTION("tensor + sequence parallel: 22·sbh per layer") {
     spec.sequence_parallel = true;
