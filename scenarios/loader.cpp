@@ -151,6 +151,7 @@ Scenario load_variant(const JsonDocument& doc, const Scenario& base, std::size_t
   v.name = name;
   v.description = entry.value("description", std::string());
   v.pointer = pointer;
+  for (const Assignment& a : assignments) v.changes.emplace_back(a.key, a.value.dump());
   const bool sets_output = std::any_of(assignments.begin(), assignments.end(), [](const Assignment& a) {
     return a.key == "output" || a.key.rfind("output.", 0) == 0;
   });
@@ -192,6 +193,11 @@ Scenario load_document(const JsonDocument& doc) {
 Scenario parse_scenario(std::string_view text, const std::string& file) { return load_document(parse_json_text(text, file)); }
 
 Scenario load_scenario(const std::string& path) { return load_document(read_json_file(path)); }
+
+sim::Profile scenario_profile(const Scenario& s) {
+  if (!s.profile) return sim::datasheet_profile();
+  return sim::profile_from_json(read_json_file(*s.profile));
+}
 
 models::Graph build_model(const Scenario& s) {
   return build_model_graph(s.model, s.training.micro_batch * strategies::resolve_dp(s.plan, s.cluster.device_count()), s.file);

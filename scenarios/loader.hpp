@@ -14,6 +14,7 @@
 
 #include "models/graph.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/profile.hpp"
 
 namespace parasim::scenarios {
 
@@ -23,6 +24,10 @@ namespace parasim::scenarios {
 /// Checks scenario text. `file` names it in errors, and its folder anchors relative paths (for "" or a
 /// bare name: the current directory).
 [[nodiscard]] Scenario parse_scenario(std::string_view text, const std::string& file);
+
+/// The profile a loaded scenario uses: its calibrated profile file, or the built-in datasheet profile
+/// (whose `origin` says which, for reports). Throws InputError if the file changed since loading.
+[[nodiscard]] sim::Profile scenario_profile(const Scenario& s);
 
 /// The model graph of a loaded scenario for micro_batch × dp samples (one micro-batch of every
 /// data-parallel replica), as strategies::check_plan and make_plan expect it. Precondition: `s` came

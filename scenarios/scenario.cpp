@@ -18,7 +18,7 @@ bool Scenario::operator==(const Scenario& o) const {
   return name == o.name && description == o.description && file == o.file && pointer == o.pointer &&
          model == o.model && training == o.training && cluster == o.cluster && cluster_preset == o.cluster_preset &&
          plan == o.plan && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
-         what_ifs == o.what_ifs;
+         what_ifs == o.what_ifs && changes == o.changes;
 }
 
 std::string_view to_string(ModelSource s) {
@@ -95,6 +95,7 @@ std::ostream& operator<<(std::ostream& out, const Scenario& s) {
       << (p.sequence_parallel ? ", sequence parallel" : "") << "\n";
   out << "  backend: " << to_string(s.backend) << ", profile: " << (s.profile ? *s.profile : "(datasheet)")
       << ", output: " << s.output_dir << "\n";
+  for (const auto& [path, value] : s.changes) out << "  set " << path << " = " << value << "\n";
   for (const auto& w : s.what_ifs) out << "  what-if:\n" << w;
   return out;
 }

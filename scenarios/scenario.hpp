@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/transformer.hpp"
@@ -59,6 +60,9 @@ struct Scenario {
   std::string output_dir;
   /// The what-if variants in file order (each complete, with no what-ifs of its own).
   std::vector<Scenario> what_ifs;
+  /// For a variant: what its what-if set, as written — (dotted path, value as compact JSON) in file
+  /// order, e.g. {"cluster.device", "\"h100-sxm\""}; for reports that say what each variant changed.
+  std::vector<std::pair<std::string, std::string>> changes;
 
   bool operator==(const Scenario&) const;
 };

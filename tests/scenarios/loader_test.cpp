@@ -350,6 +350,7 @@ TEST_CASE("scenario what-ifs: each variant is the base with its fields replaced"
     CHECK(v.name == "ZeRO-1");
     CHECK(v.description == "shard optimizer states");
     CHECK(v.pointer == "/what_if/0");
+    CHECK(v.changes == std::vector<std::pair<std::string, std::string>>{{"plan.zero", "1"}});
     CHECK(v.output_dir == "parasim-out/t/zero-1");
     // Everything else is the base's.
     Scenario same = v;
@@ -359,6 +360,7 @@ TEST_CASE("scenario what-ifs: each variant is the base with its fields replaced"
     same.pointer = s.pointer;
     same.output_dir = s.output_dir;
     same.what_ifs = s.what_ifs;
+    same.changes.clear();
     CHECK(same == s);
   }
   SECTION("null returns a field to its default") {
@@ -395,7 +397,7 @@ TEST_CASE("scenario what-ifs: each variant is the base with its fields replaced"
   }
 }
 
-TEST_CASE("scenario files: paths are relative to the scenario's folder; unreadable files are located errors", "[scenarios]") {
+TEST_CASE("scenario files: paths are relative to the scenario's folder, and faults in other files are theirs", "[scenarios]") {
   SECTION("a file that does not exist") {
     CHECK_THROWS_WITH(load_scenario(kData + "/no-such.json"), kData + "/no-such.json: cannot open the file for reading");
   }
@@ -419,6 +421,7 @@ TEST_CASE("scenario files: paths are relative to the scenario's folder; unreadab
     const Scenario s = load_scenario(kData + "/graph.json");
     CHECK(s.model.source == parasim::scenarios::ModelSource::Graph);
     CHECK(parasim::scenarios::build_model(s).batch() == 8);
+    CHECK(parasim::scenarios::scenario_profile(s).name == parasim::sim::datasheet_profile().name);
     // With one GPU, a round is micro_batch 4 × dp 1 = 4 samples, not the graph's 8.
     const std::string text = R"({ "name": "g", "model": { "graph": "models/tiny-mlp.json" },
   "training": { "global_batch": 16, "micro_batch": 4 }, "cluster": { "device": "a100-80gb", "devices_per_node": 1 } })";
@@ -436,6 +439,14 @@ TEST_CASE("scenario files: paths are relative to the scenario's folder; unreadab
     CHECK_THROWS_WITH(load_scenario(kData + "/bad-profile.json"),
                       kData + "/profiles/typo.json:3:3: at /devicez: unknown key \"devicez\" (did you mean \"devices\"?); "
                               "expected one of \"devices\", \"links\", \"name\" or \"origin\"");
+  }
+  SECTION("a calibrated profile, whose devices the cluster is checked against") {
+    const Scenario s = load_scenario(kData + "/calibrated.json");
+    CHECK(s.profile == kData + "/profiles/lab.json");
+    CHECK(parasim::scenarios::scenario_profile(s).devices.count("lab-gpu") == 1);
+    // The what-if returns to the datasheet profile, where lab-gpu does not exist.
+    CHECK_FALSE(s.what_ifs.at(0).profile.has_value());
+    CHECK(s.what_ifs.at(0).cluster.device == "a100-80gb");
   }
   SECTION("a profile path is resolved against the scenario's folder") {
     CHECK_THROWS_WITH(load_scenario(kData + "/missing-profile.json"),
