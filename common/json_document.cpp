@@ -157,11 +157,39 @@ std::string parent_pointer(const std::string& pointer) {
   return slash == std::string::npos ? std::string() : pointer.substr(0, slash);
 }
 
+/// Deepest nesting any parasim input may use; deeper text is refused before parsing, so no input
+/// can exhaust the stack of the location scanner (which recurses once per level).
+constexpr int kMaxDepth = 512;
+
+void check_depth(std::string_view text, const std::string& file) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) {
+        const SourceLocation loc = location_of_offset(text, i);
+        throw InputError(file, loc.line, loc.column, "",
+                         "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels; parasim inputs are at most a few levels deep");
+      }
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+}
+
 }  // namespace
 
 JsonDocument JsonDocument::parse(std::string_view text, std::string file) {
   JsonDocument doc;
   doc.file_ = std::move(file);
+  check_depth(text, doc.file_);
   try {
     doc.root_ = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
