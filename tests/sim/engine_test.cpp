@@ -1,7 +1,11 @@
 // The analytical engine (sim/engine/fifo_engine) on task graphs written by hand: literal durations in
-// picoseconds, and the whole timeline derived by hand above each check.
+// picoseconds, and the whole timeline derived by hand above each check. Every case runs against both
+// implementations: the dataflow-order one (simulate_fifo) and the event loop (simulate_fifo_events).
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +53,14 @@ std::vector<Picoseconds> durations(std::vector<std::int64_t> ps) {
   return out;
 }
 
+/// One implementation of the engine, named for the report.
+struct Engine {
+  const char* name;
+  Timeline (*run)(const TaskGraph&, std::span<const Picoseconds>);
+};
+const Engine kDataflow{"simulate_fifo (dataflow order)", &simulate_fifo};
+const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
+
 /// The message of the InternalError `f` throws (empty when it throws nothing).
 template <class F>
 std::string internal_error_of(F&& f) {
@@ -63,24 +75,28 @@ std::string internal_error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   TaskGraphBuilder b(1, {"compute"});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
   const TaskId bb = issued(b, 0, kCompute, 20, "B", {a});
   issued(b, 0, kCompute, 5, "C", {bb});
   const TaskGraph g = std::move(b).finish();
-  const Timeline tl = simulate_fifo(g, {});
+  const Timeline tl = engine.run(g, {});
   // A [0, 10), B [10, 30), C [30, 35): makespan 35 ps.
   CHECK(tl == Timeline{{0, 10, 30}, Picoseconds(35)});
 }
 
 TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   TaskGraphBuilder b(1, {"compute", "comm"});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
   const TaskId bb = issued(b, 0, kCompute, 10, "B");
   const TaskId c = issued(b, 0, kComm, 15, "C", {a});
   issued(b, 0, kComm, 5, "D", {bb});
   const TaskGraph g = std::move(b).finish();
-  const Timeline tl = simulate_fifo(g, {});
+  const Timeline tl = engine.run(g, {});
   // Compute: A [0, 10), B [10, 20). Comm: C waits for A, [10, 25) — overlapping B —; D waits for B
   // (done at 20) and for C on its stream (done at 25): [25, 30). Makespan 30.
   CHECK(tl == Timeline{{0, 10, 10, 25}, Picoseconds(30)});
@@ -88,6 +104,8 @@ TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the one issued before it", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   TaskGraphBuilder b(1, {"compute", "comm"});
   const TaskId w = issued(b, 0, kComm, 50, "W");
   const TaskId x = task(b, 0, kCompute, 10, "X", {w});
@@ -95,20 +113,22 @@ TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the o
   SECTION("X issued before Y") {
     b.enqueue(x);
     b.enqueue(y);
-    const Timeline tl = simulate_fifo(std::move(b).finish(), {});
+    const Timeline tl = engine.run(std::move(b).finish(), {});
     // W [0, 50); X waits for W: [50, 60); Y, though ready at 0, is behind X: [60, 65).
     CHECK(tl == Timeline{{0, 50, 60}, Picoseconds(65)});
   }
   SECTION("Y issued before X") {
     b.enqueue(y);
     b.enqueue(x);
-    const Timeline tl = simulate_fifo(std::move(b).finish(), {});
+    const Timeline tl = engine.run(std::move(b).finish(), {});
     // W [0, 50); Y [0, 5); X [50, 60).
     CHECK(tl == Timeline{{0, 50, 0}, Picoseconds(60)});
   }
 }
 
 TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   TaskGraphBuilder b(3, {"compute", "comm"});
   const TaskId f0 = issued(b, 0, kCompute, 10, "F0");
   const TaskId f1 = issued(b, 1, kCompute, 20, "F1");
@@ -123,7 +143,7 @@ TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][
   CHECK(g.queue_of(0 * 2 + kComm).size() == 2);
   CHECK(g.queue_of(1 * 2 + kComm).size() == 1);
   CHECK(g.queue_of(2 * 2 + kComm).size() == 2);
-  const Timeline tl = simulate_fifo(g, durations({7}));
+  const Timeline tl = engine.run(g, durations({7}));
   // Its dependencies are done at max(10, 20, 30) = 30, but device 2 reaches it on its comm stream
   // only when P ends at 40: AR [40, 47). Q follows it on device 0's comm stream: [47, 50); R depends
   // on it: [47, 52). Makespan 52.
@@ -135,6 +155,8 @@ TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][
 }
 
 TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   TaskGraphBuilder b(2, {"compute", "p2p"});
   constexpr std::uint8_t kP2p = 1;
   const TaskId f = issued(b, 0, kCompute, 10, "F");
@@ -150,7 +172,7 @@ TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
   std::int64_t scratch = 0;
   CHECK(g.devices_of(s1, scratch).size() == 1);
   CHECK(g.queue_of(1 * 2 + kP2p).size() == 1);  // T alone: the sends are not in the receiver's queue
-  const Timeline tl = simulate_fifo(g, durations({20, 8}));
+  const Timeline tl = engine.run(g, durations({20, 8}));
   // F [0, 10); S1 [10, 30) on device 0's p2p stream; S2 behind it there: [30, 38). T on device 1's
   // p2p stream is not held by S1: [0, 5). G waits for S1 through its dependency: [30, 40). Makespan 40.
   CHECK(tl == Timeline{{0, 10, 30, 0, 30}, Picoseconds(40)});
@@ -160,6 +182,8 @@ TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   SECTION("a task issued before its own dependency on the same stream") {
     TaskGraphBuilder b(1, {"compute"});
     const TaskId a = task(b, 0, kCompute, 10, "A");
@@ -169,7 +193,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
     const TaskGraph g = std::move(b).finish();
     // B heads the queue and waits for A, which is behind it: neither starts. The first stuck task by
     // id is A (task 0).
-    CHECK_THAT(internal_error_of([&] { (void)simulate_fifo(g, {}); }),
+    CHECK_THAT(internal_error_of([&] { (void)engine.run(g, {}); }),
                EndsWith("the task graph deadlocks: task 0 (A, stream compute) never starts; 2 tasks are stuck"));
   }
   SECTION("two collectives issued in opposite orders on their two members") {
@@ -182,12 +206,14 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
     b.enqueue_on(c1, 1);
     const TaskGraph g = std::move(b).finish();
     // Device 0 waits in C1 for device 1, which waits in C2 for device 0 (the classic NCCL hang).
-    CHECK_THAT(internal_error_of([&] { (void)simulate_fifo(g, durations({1, 1})); }),
+    CHECK_THAT(internal_error_of([&] { (void)engine.run(g, durations({1, 1})); }),
                EndsWith("the task graph deadlocks: task 0 (C1, stream comm) never starts; 2 tasks are stuck"));
   }
 }
 
 TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[sim][engine]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   // Two independent 10 ps tasks finish together; a zero-length marker joins them; two 5 ps tasks follow
   // it, then a zero-length collective over both devices. Built twice, with the task ids permuted.
   auto build = [](bool swapped) {
@@ -219,19 +245,21 @@ TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[
     return m;
   };
   const TaskGraph g1 = build(false), g2 = build(true);
-  const Timeline t1 = simulate_fifo(g1, durations({0}));
+  const Timeline t1 = engine.run(g1, durations({0}));
   // A, B [0, 10); Z at 10 (zero length); C, D [10, 15); E at 15 (zero length). Makespan 15.
   const std::map<std::string, std::int64_t> expected{{"A", 0}, {"B", 0}, {"Z", 10}, {"C", 10}, {"D", 10}, {"E", 15}};
   CHECK(start_by_label(g1, t1) == expected);
   CHECK(t1.makespan == Picoseconds(15));
   // The same input gives the same timeline; permuted ids give the same start per task.
-  CHECK(simulate_fifo(g1, durations({0})) == t1);
-  const Timeline t2 = simulate_fifo(g2, durations({0}));
+  CHECK(engine.run(g1, durations({0})) == t1);
+  const Timeline t2 = engine.run(g2, durations({0}));
   CHECK(start_by_label(g2, t2) == expected);
   CHECK(t2.makespan == Picoseconds(15));
 }
 
 TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p-1)·α", "[sim][engine][collectives]") {
+  const Engine engine = GENERATE(kDataflow, kEvents);
+  INFO(engine.name);
   const std::int64_t p = GENERATE(2, 3, 4, 8);
   // One node of p devices joined by 100 GB/s, 1 µs links whose efficiency is 1 at every size.
   Cluster cluster;
@@ -252,11 +280,49 @@ TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p
   REQUIRE(estimates.size() == 1);
   CHECK(estimates[0].algorithm == CollectiveAlgorithm::Ring);
   std::vector<Picoseconds> ps{estimates[0].time};
-  const Timeline tl = simulate_fifo(g, ps);
+  const Timeline tl = engine.run(g, ps);
   const double pd = static_cast<double>(p);
   // 2(p−1)/p · 1e9 B / 100e9 B/s + 2(p−1) · 1e-6 s; p = 8: 0.0175 + 1.4e-5 = 0.017514 s.
   const double expected = 2 * (pd - 1) / pd * S / 100e9 + 2 * (pd - 1) * 1e-6;
   CHECK_THAT(tl.makespan.seconds(), WithinRel(expected, 1e-9));
   if (p == 8) CHECK_THAT(tl.makespan.seconds(), WithinRel(0.017514, 1e-9));
   CHECK(tl.start_ps == std::vector<std::int64_t>{0});
+}
+
+TEST_CASE("engine: both implementations give the same timeline on a random task graph", "[sim][engine]") {
+  // 4 devices × 3 streams, 3000 tasks with random durations (0–99 ps, zeros included), up to 3 random
+  // earlier dependencies each, one in ten a collective over a random group of 2–4 devices. Every
+  // stream issues its tasks in id order and dependencies point to lower ids, so nothing deadlocks.
+  const std::uint32_t seed = GENERATE(1u, 2u, 3u);
+  std::mt19937 rng(seed);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  TaskGraphBuilder b(4, {"compute", "comm", "p2p"});
+  std::vector<Picoseconds> coll_ps;
+  for (int t = 0; t < 3000; ++t) {
+    std::vector<TaskId> deps;
+    for (int k = uniform(0, 3); k > 0 && t > 0; --k) deps.push_back(static_cast<TaskId>(uniform(0, t - 1)));
+    const auto stream = static_cast<std::uint8_t>(uniform(0, 2));
+    if (uniform(0, 9) == 0) {
+      std::vector<std::int64_t> members{0, 1, 2, 3};
+      std::shuffle(members.begin(), members.end(), rng);
+      members.resize(static_cast<std::size_t>(uniform(2, 4)));
+      std::sort(members.begin(), members.end());
+      const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(members),
+                                                   static_cast<double>(t), -1});
+      coll_ps.emplace_back(uniform(0, 99));
+      b.enqueue(b.add_collective(cid, stream, Category::TensorComm, -1, b.label("c"), deps));
+    } else {
+      b.enqueue(b.add(TaskKind::Compute, uniform(0, 3), stream, Picoseconds(uniform(0, 99)), Category::Forward, -1, b.label("t"), deps));
+    }
+  }
+  const TaskGraph g = std::move(b).finish();
+  REQUIRE(coll_ps.size() == g.collectives.size());
+  const Timeline dataflow = simulate_fifo(g, coll_ps);
+  const Timeline events = simulate_fifo_events(g, coll_ps);
+  CHECK(dataflow == events);
+  // And the timeline is a schedule: every task starts after its dependencies finish.
+  std::int64_t early = 0;
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    for (TaskId d : g.deps_of(t)) early += dataflow.start_ps[t] < dataflow.start_ps[d] + task_duration_ps(g, coll_ps, d);
+  CHECK(early == 0);
 }
