@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -152,14 +153,19 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
         append_us(buf, start);
         buf += ",\"dur\":";
         append_us(buf, duration);
-        buf += ",\"args\":{\"category\":";
-        buf += categories[category];
+        // args: the micro-batch (when the task has one) and the collective's description.
+        std::string_view args = g.kind[t] == sim::TaskKind::Collective ? std::string_view(collective_args[g.owner[t]]) : "";
         if (g.micro_batch[t] >= 0) {
-          buf += ",\"micro_batch\":";
+          buf += ",\"args\":{\"micro_batch\":";
           append_int(buf, g.micro_batch[t]);
+          buf += args;
+          buf += '}';
+        } else if (!args.empty()) {
+          buf += ",\"args\":{";
+          buf += args.substr(1);  // without its leading comma
+          buf += '}';
         }
-        if (g.kind[t] == sim::TaskKind::Collective) buf += collective_args[g.owner[t]];
-        buf += "}}";
+        buf += '}';
         ++summary.events;
         flush_if_full();
       }

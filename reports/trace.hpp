@@ -3,8 +3,8 @@
 /// chrome://tracing. One process per device ("device N (stage S)"), one thread per stream of the
 /// TaskGraph (compute, tensor, data, ...), and one complete event ("ph": "X") per task on every
 /// stream it occupies — a collective on the stream of each member — named by its label, with its
-/// category as "cat" and in "args" its category, micro-batch and, for a collective, its kind,
-/// algorithm, bytes and group size. Times are microseconds, exact to the picosecond.
+/// category as "cat" and in "args" its micro-batch (when it has one) and, for a collective, its
+/// kind, algorithm, bytes and group size. Times are microseconds, exact to the picosecond.
 ///
 /// A step of a large cluster holds millions of tasks, so the trace keeps the first `max_devices`
 /// devices in device order; when it does, "otherData" (the trace's metadata) and a "process_labels"

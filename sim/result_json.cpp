@@ -21,9 +21,11 @@ constexpr std::array<const char*, kCategoryCount> kCategoryKeys = {
     "pipeline_comm_s", "gradient_comm_s", "expert_comm_s",   "data_load_s",
 };
 
-/// A figure as written: finite, rounded to 9 significant digits.
+/// A figure as written: finite; a whole number below 2^53 (a count of bytes, parameters or FLOPs)
+/// exactly, anything else rounded to 9 significant digits.
 json number(double x, std::string_view what) {
   PARASIM_CHECK(std::isfinite(x), "result figure " + std::string(what) + " is not finite");
+  if (std::fabs(x) < 9007199254740992.0 && std::trunc(x) == x) return x == 0 ? 0.0 : x;
   return round_significant(x, 9);
 }
 

@@ -32,7 +32,8 @@
 ///
 /// Deterministic: the same Result gives byte-identical text. Keys are sorted (nlohmann's default
 /// object), and every double is rounded to 9 significant digits before it is written, so noise in
-/// the last bits of a sum never changes the file and a golden result.json diffs only on a real change.
+/// the last bits of a sum never changes the file and a golden result.json diffs only on a real
+/// change — except whole numbers below 2^53 (counts of bytes, parameters, FLOPs), written exactly.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -81,6 +81,19 @@ TEST_CASE("result JSON: a hand-built Result survives to_json and result_from_jso
   CHECK(read_back(sim::json_text(j)) == r);
 }
 
+TEST_CASE("result JSON: whole numbers are exact, fractions keep 9 significant digits", "[reports][json]") {
+  sim::Result r = testing::hand_result();
+  // Byte and parameter counts of 10 digits: whole numbers, so written exactly, not to 9 digits.
+  r.memory[0].memory.optimizer_bytes = 2734375007;
+  r.memory[0].parameters = 1461832704;
+  // 1/3 s: 0.333333333 to 9 significant digits.
+  r.step_time_s = 1.0 / 3.0;
+  const json j = sim::to_json(r);
+  CHECK(j["memory"]["per_stage"][0]["optimizer_bytes"] == 2734375007.0);
+  CHECK(j["memory"]["per_stage"][0]["parameter_count"] == 1461832704.0);
+  CHECK(j["step_time_s"] == 0.333333333);
+}
+
 TEST_CASE("result JSON: a simulated Result writes the same bytes every time and reads back within rounding",
           "[reports][json]") {
   const sim::Simulation s = testing::tiny_simulation();

@@ -68,15 +68,15 @@ TEST_CASE("trace: a hand-built step, event by event", "[reports][trace]") {
 {"ph":"M","name":"thread_sort_index","pid":0,"tid":0,"args":{"sort_index":0}},
 {"ph":"M","name":"thread_name","pid":0,"tid":1,"args":{"name":"comm"}},
 {"ph":"M","name":"thread_sort_index","pid":0,"tid":1,"args":{"sort_index":1}},
-{"ph":"X","name":"layer \"0\"","cat":"forward","pid":0,"tid":0,"ts":0,"dur":1.5,"args":{"category":"forward","micro_batch":0}},
-{"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":0,"tid":1,"ts":1.5,"dur":2.25,"args":{"category":"gradient comm","collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}},
+{"ph":"X","name":"layer \"0\"","cat":"forward","pid":0,"tid":0,"ts":0,"dur":1.5,"args":{"micro_batch":0}},
+{"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":0,"tid":1,"ts":1.5,"dur":2.25,"args":{"collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}},
 {"ph":"M","name":"process_name","pid":1,"args":{"name":"device 1 (stage 1)"}},
 {"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":1}},
 {"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"compute"}},
 {"ph":"M","name":"thread_sort_index","pid":1,"tid":0,"args":{"sort_index":0}},
 {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"comm"}},
 {"ph":"M","name":"thread_sort_index","pid":1,"tid":1,"args":{"sort_index":1}},
-{"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":1,"tid":1,"ts":1.5,"dur":2.25,"args":{"category":"gradient comm","collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}}
+{"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":1,"tid":1,"ts":1.5,"dur":2.25,"args":{"collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}}
 ]}
 )TRACE";
   CHECK(text == expected);
