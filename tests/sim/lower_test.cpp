@@ -320,3 +320,37 @@ TEST_CASE("lower: a pipeline sends activations forward and gradients back betwee
     CHECK(gathers == 4);
   }
 }
+
+TEST_CASE("lower: with pipeline parallelism the tied embedding's gradients are summed across first and last stage",
+          "[sim][lower][pipeline][!mayfail]") {
+  // Megatron-LM keeps a copy of the word embeddings on the last stage for the tied LM head and
+  // all-reduces the two copies' gradients over the embedding group (first and last stage) once per
+  // step (_allreduce_word_embedding_grads). pp 2 on 2 devices: one all-reduce over {0, 1} of
+  // v·h·2 = 128 · 64 · 2 = 16,384 B.
+  PlanSpec spec;
+  spec.pp = 2;
+  const Lowered l = lowered(2, 1, 2, spec, 2);
+  const auto cs = collectives(l.step.tasks);
+  const auto embedding_reductions = std::count_if(cs.begin(), cs.end(), [](const Coll& c) {
+    return c.kind == CollectiveKind::AllReduce && c.group == std::vector<std::int64_t>{0, 1} && c.bytes == 16'384;
+  });
+  CHECK(embedding_reductions == 1);
+}
+
+TEST_CASE("lower: selective recompute's time shows as recompute", "[sim][lower][!mayfail]") {
+  // Selective recompute (Korthikanti et al. 2022 §5) reruns each layer's attention core before its
+  // backward; the Result's breakdown has a Recompute category, as full recompute uses. Small GPT on one
+  // flat device (every kernel at 1e12 FLOP/s), micro-batch 1, one micro-batch. Per layer the core's
+  // forward is: scores 2·b·a·s·s·d = 2 · 4 · 32 · 32 · 16 = 131,072; softmax 5 · b·a·s² = 20,480; its
+  // dropout 1 · 4096; context 131,072: 286,720 FLOPs, 2 layers: 573,440 FLOPs = 0.57344 µs.
+  PlanSpec spec;
+  spec.recompute = Recompute::Selective;
+  spec.grad_accumulation = strategies::GradAccumulation::Fused;
+  const Lowered l = lowered(2, 1, 1, spec, 1);
+  const auto s = sim::simulate(l.graph, l.plan, testing::flat_cluster(1), testing::flat_profile(1e12, 1e12));
+  // The step counts those FLOPs as recomputation (hardware − model FLOPs) ...
+  CHECK(s.result.hardware_flops_per_step - s.result.model_flops_per_step == 573'440.0);
+  // ... and the time they take should show under Recompute, not inside Backward.
+  CHECK_THAT(s.result.per_device[0].breakdown.seconds[static_cast<std::size_t>(Category::Recompute)],
+             Catch::Matchers::WithinRel(573'440e-12, 1e-9));
+}

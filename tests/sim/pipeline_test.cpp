@@ -184,6 +184,17 @@ TEST_CASE("pipeline: GPipe with sends of c seconds: (m + p − 1)(t_f + t_b) + 2
   const double P = static_cast<double>(p), M = static_cast<double>(m);
   const double tf = 4e-6, tb = 8e-6, c = 2e-6, opt = 24e-6;
   CHECK_THAT(r.sim.result.step_time_s, WithinRel((M + P - 1) * (tf + tb) + 2 * (P - 1) * c + opt, 1e-9));
+  // Where the sends' time shows. Stage s < p − 1 sends forward each micro-batch while computing the next,
+  // except the last: after its last forward it idles until gradients come back, so c is exposed. Every
+  // backward send overlaps the next backward or, after the last, the optimizer step. The last stage
+  // sends only backward: nothing exposed. The p2p stream is busy m·c on the first and last stages
+  // (one direction) and 2m·c on the others.
+  for (const auto& d : r.sim.result.per_device) {
+    INFO("device " << d.device);
+    const bool last = d.device == p - 1, first = d.device == 0;
+    CHECK_THAT(d.breakdown.seconds[static_cast<std::size_t>(sim::Category::PipelineComm)] + 1, WithinRel((last ? 0 : c) + 1, 1e-9));
+    CHECK_THAT(d.comm_busy_s, WithinRel((first || last ? 1 : 2) * M * c, 1e-9));
+  }
   // 2m sends per boundary (m activations forward, m gradients back), each of 2000 bytes.
   std::int64_t sends = 0;
   const auto& g = r.sim.step.tasks;

@@ -60,6 +60,19 @@ TEST_CASE("plan: check_plan locates each problem and says what is wrong", "[stra
     spec.tp = 3;
     CHECK(problem_of(small_gpt(2, 1), batch(1), spec, 3) == Located{"/plan/tp", "tp (3) does not divide the 4 attention heads of the model"});
   }
+  SECTION("tp must divide the key/value heads (grouped-query attention)") {
+    models::TransformerConfig c;
+    c.layers = 2;
+    c.hidden = 64;
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.vocab = 128;
+    c.seq_len = 32;
+    PlanSpec spec;
+    spec.tp = 4;
+    CHECK(problem_of(models::build_transformer(c), batch(1), spec, 4) ==
+          Located{"/plan/tp", "tp (4) does not divide the 2 key/value heads of the model"});
+  }
   SECTION("pp may not exceed the layers") {
     PlanSpec spec;
     spec.pp = 3;
