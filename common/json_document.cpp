@@ -1,5 +1,6 @@
 #include "common/json_document.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -200,12 +201,29 @@ JsonDocument JsonDocument::parse(std::string_view text, std::string file) {
     const auto pos = what.find("syntax error");
     std::string detail = pos == std::string::npos ? what : what.substr(pos);
     throw InputError(doc.file_, loc.line, loc.column, "", "malformed JSON: " + detail);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // "number overflow parsing '1e400'": nlohmann gives no position, so point at the number's text.
+    const std::string what = e.what();
+    const auto open = what.find("parsing '");
+    const auto close = open == std::string::npos ? std::string::npos : what.find('\'', open + 9);
+    SourceLocation loc{0, 0};
+    if (close != std::string::npos) {
+      const auto at = text.find(what.substr(open + 9, close - open - 9));
+      if (at != std::string_view::npos) loc = location_of_offset(text, at);
+    }
+    throw InputError(doc.file_, loc.line, loc.column, "", "malformed JSON: a number too large for a double-precision value");
+  } catch (const nlohmann::json::exception& e) {
+    const std::string what = e.what();
+    const auto close = what.find("] ");
+    throw InputError(doc.file_, 0, 0, "", "malformed JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
   }
   LocationScanner(text, doc.file_, doc.values_, doc.keys_).scan();
   return doc;
 }
 
 JsonDocument JsonDocument::read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, 0, "", "is a folder, not a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, 0, "", "cannot open the file for reading");
   std::ostringstream buffer;

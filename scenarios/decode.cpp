@@ -147,6 +147,10 @@ strategies::PlanSpec decode_plan(const json& p) {
   spec.sequence_parallel = p.value("sequence_parallel", spec.sequence_parallel);
   spec.grad_bucket_mb = p.value("grad_bucket_mb", spec.grad_bucket_mb);
   spec.overlap_grad_reduce = p.value("overlap_grad_reduce", spec.overlap_grad_reduce);
+  spec.blocking_p2p = p.value("blocking_p2p", spec.blocking_p2p);
+  if (p.contains("grad_accumulation"))
+    spec.grad_accumulation =
+        enum_value(strategies::grad_accumulation_from_string(p["grad_accumulation"].get<std::string>()), "plan.grad_accumulation");
   if (p.contains("mesh_order")) spec.mesh_order = p["mesh_order"].get<std::vector<std::string>>();
   if (p.contains("stage_layers")) spec.stage_layers = p["stage_layers"].get<std::vector<std::int64_t>>();
   return spec;

@@ -7,7 +7,6 @@
 #include "common/json_document.hpp"
 #include "scenarios/decode.hpp"
 #include "scenarios/model_source.hpp"
-#include "scenarios/read_json.hpp"
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
 #include "sim/cluster.hpp"
@@ -88,7 +87,7 @@ const sim::Profile& profile_of(const Scenario& s, ProfileCache& cache, const Rep
     throw reporter.error("/profile", "cannot find the profile file \"" + *s.profile +
                                          "\" (paths are relative to the scenario file's folder)");
   // A fault inside the profile is that file's own located error.
-  return cache.emplace(*s.profile, sim::profile_from_json(read_json_file(*s.profile))).first->second;
+  return cache.emplace(*s.profile, sim::profile_from_json(JsonDocument::read_file(*s.profile))).first->second;
 }
 
 /// Decodes a structurally valid scenario and checks what the schema cannot: names, the cluster against
@@ -190,13 +189,13 @@ Scenario load_document(const JsonDocument& doc) {
 
 }  // namespace
 
-Scenario parse_scenario(std::string_view text, const std::string& file) { return load_document(parse_json_text(text, file)); }
+Scenario parse_scenario(std::string_view text, const std::string& file) { return load_document(JsonDocument::parse(text, file)); }
 
-Scenario load_scenario(const std::string& path) { return load_document(read_json_file(path)); }
+Scenario load_scenario(const std::string& path) { return load_document(JsonDocument::read_file(path)); }
 
 sim::Profile scenario_profile(const Scenario& s) {
   if (!s.profile) return sim::datasheet_profile();
-  return sim::profile_from_json(read_json_file(*s.profile));
+  return sim::profile_from_json(JsonDocument::read_file(*s.profile));
 }
 
 models::Graph build_model(const Scenario& s) {

@@ -7,7 +7,6 @@
 #include "common/json_document.hpp"
 #include "models/graph_json.hpp"
 #include "models/hf_config.hpp"
-#include "scenarios/read_json.hpp"
 
 namespace parasim::scenarios {
 namespace {
@@ -90,7 +89,7 @@ models::Graph build_model_graph(const ModelSpec& spec, std::int64_t batch, const
       require_file(spec.path, file, "/model/hf_config");
       reject_cnn_options(spec, file, "a Hugging Face transformer config");
       // A fault inside the config is the config file's own located error.
-      const JsonDocument doc = read_json_file(spec.path);
+      const JsonDocument doc = JsonDocument::read_file(spec.path);
       return build_checked_transformer(models::transformer_config_from_hf(doc), spec, batch, file, "/model/hf_config");
     }
     case ModelSource::Graph: {
@@ -103,7 +102,7 @@ models::Graph build_model_graph(const ModelSpec& spec, std::int64_t batch, const
         if (set)
           throw InputError(file, 0, 0, std::string("/model/") + name,
                            std::string(name) + " does not apply to a graph JSON: the file fixes every size");
-      return models::graph_from_json(read_json_file(spec.path));
+      return models::graph_from_json(JsonDocument::read_file(spec.path));
     }
   }
   PARASIM_CHECK(false, "unknown model source");

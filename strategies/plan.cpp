@@ -88,7 +88,8 @@ std::vector<OpSharding> assign_sharding(const models::Graph& g, const PlanSpec& 
     } else {
       add("b", {m.dp, m.ep});
     }
-    if (spec.tp > 1) {
+    // The data entering the graph is replicated over the tensor axis: its first consumer reads all of it.
+    if (spec.tp > 1 && o.kind != models::OpKind::Input) {
       if (transformer) {
         for (const char* dim : {"g", "f", "v"}) add(dim, {m.tp});
         const bool bsh = o.dims.size() == 3 && o.dims[0].name == "b" && o.dims[1].name == "s" && o.dims[2].name == "h";

@@ -145,9 +145,10 @@ TEST_CASE("scenario errors: structure, with file, line, column, pointer and what
           "s.json:6:64: at /plan/mesh_order/3: found string \"tp\" again (it is also item 1), expected each item once");
   }
   SECTION("nesting far deeper than any scenario") {
-    // The root object and 63 arrays make 64 levels; the next bracket, at column 65, is refused.
-    const std::string deep = "{" + std::string(64, '[') + std::string(64, ']') + "}";
-    CHECK(error_of(deep) == "s.json:1:65: malformed JSON: values nested more than 64 levels deep");
+    // The root object and 511 arrays make 512 levels; the next bracket, at column 513, is refused
+    // (common/json_document's limit for every parasim input).
+    const std::string deep = "{" + std::string(600, '[') + std::string(600, ']') + "}";
+    CHECK(error_of(deep) == "s.json:1:513: JSON nested deeper than 512 levels; parasim inputs are at most a few levels deep");
   }
   SECTION("a number too large for a double") {
     t.training = R"("training": { "global_batch": 1e400 },)";
@@ -293,6 +294,7 @@ TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[sce
   const auto strings = [](const nlohmann::json& e) { return e.get<std::vector<std::string>>(); };
   CHECK(strings(defs.at("plan").at("properties").at("schedule").at("enum")) == parasim::strategies::schedule_names());
   CHECK(strings(defs.at("plan").at("properties").at("recompute").at("enum")) == parasim::strategies::recompute_names());
+  CHECK(strings(defs.at("plan").at("properties").at("grad_accumulation").at("enum")) == parasim::strategies::grad_accumulation_names());
   CHECK(strings(defs.at("training").at("properties").at("optimizer").at("enum")) == parasim::strategies::optimizer_names());
   CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
   for (const auto& dtype : strings(defs.at("training").at("properties").at("precision").at("enum")))
