@@ -9,6 +9,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   app.set_version_flag("--version", std::string("parasim ") + PARASIM_VERSION);
   app.require_subcommand(0, 1);
   Action action;
+  add_run_command(app, action, out);
   add_model_command(app, action, out);
   try {
     app.parse(argc, argv);

@@ -12,6 +12,10 @@ namespace parasim::cli {
 /// What a sub-command does once its options are parsed; returns the exit code.
 using Action = std::function<int()>;
 
+/// Registers the top-level `parasim SCENARIO.json [--out DIR] [--backend B] [--profile P] [--json]
+/// [--allow-oom] [--trace-devices N]`.
+void add_run_command(CLI::App& app, Action& action, std::ostream& out);
+
 /// Registers `parasim model NAME|config.json|graph.json [--json] [--layers]`.
 void add_model_command(CLI::App& app, Action& action, std::ostream& out);
 

@@ -53,12 +53,25 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
 
   TraceSummary summary;
   summary.devices_total = g.devices;
-  summary.devices_written = std::min(g.devices, options.max_devices);
+  std::vector<std::int64_t> devices = options.devices;
+  if (devices.empty()) {
+    for (std::int64_t d = 0; d < std::min(g.devices, options.max_devices); ++d) devices.push_back(d);
+  } else {
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      PARASIM_CHECK(devices[i] >= 0 && devices[i] < g.devices && (i == 0 || devices[i] > devices[i - 1]),
+                    "trace devices must be ascending, distinct and in range");
+  }
+  summary.devices_written = static_cast<std::int64_t>(devices.size());
   summary.truncated = summary.devices_written < summary.devices_total;
-  if (summary.truncated)
-    summary.note = "trace truncated: devices 0 to " + std::to_string(summary.devices_written - 1) + " of " +
-                   std::to_string(summary.devices_total) + " (the first " + std::to_string(summary.devices_written) +
-                   " in device order); the step time and figures cover every device";
+  if (summary.truncated) {
+    summary.note = options.devices.empty()
+                       ? "trace truncated: devices 0 to " + std::to_string(summary.devices_written - 1) + " of " +
+                             std::to_string(summary.devices_total) + " (the first " + std::to_string(summary.devices_written) +
+                             " in device order); the step time and figures cover every device"
+                       : "trace truncated: " + std::to_string(summary.devices_written) + " of " + std::to_string(summary.devices_total) +
+                             " devices (" + (options.selection.empty() ? std::string("chosen by the caller") : options.selection) +
+                             "); the step time and figures cover every device";
+  }
 
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(simulation.collectives.size());
@@ -123,13 +136,13 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
   };
 
   const std::size_t streams = g.stream_count();
-  for (std::int64_t d = 0; d < summary.devices_written; ++d) {
+  for (const std::int64_t d : devices) {
     const std::int64_t stage = stage_of(result, d);
     std::string process = "device " + std::to_string(d);
     if (stage >= 0) process += " (stage " + std::to_string(stage) + ")";
     metadata("process_name", d, -1, "{\"name\":" + json_string(process) + "}");
     metadata("process_sort_index", d, -1, "{\"sort_index\":" + std::to_string(d) + "}");
-    if (d == 0 && summary.truncated) metadata("process_labels", d, -1, "{\"labels\":" + json_string(summary.note) + "}");
+    if (d == devices.front() && summary.truncated) metadata("process_labels", d, -1, "{\"labels\":" + json_string(summary.note) + "}");
     for (std::size_t s = 0; s < streams; ++s) {
       metadata("thread_name", d, static_cast<std::int64_t>(s), "{\"name\":" + json_string(g.stream_names[s]) + "}");
       metadata("thread_sort_index", d, static_cast<std::int64_t>(s), "{\"sort_index\":" + std::to_string(s) + "}");

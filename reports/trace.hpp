@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sim/simulate.hpp"
 
@@ -21,6 +22,10 @@ namespace parasim::reports {
 
 struct TraceOptions {
   std::int64_t max_devices = 64;  ///< devices written, the first in device order; ≥ 1
+  /// When not empty: exactly these devices (ascending, distinct, in range), instead of the first
+  /// max_devices — e.g. one device per pipeline stage, so the trace shows the whole pipeline.
+  std::vector<std::int64_t> devices;
+  std::string selection;  ///< how `devices` was chosen, for the truncation note ("one device per stage")
 };
 
 /// What write_trace wrote.

@@ -8,6 +8,7 @@
 #include "sim/cost_model.hpp"
 #include "strategies/local_shape.hpp"
 #include "strategies/schedule.hpp"
+#include "strategies/stage_weights.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -262,6 +263,24 @@ class ProgramBuilder {
   std::vector<GradReady> pending_grads_;
 };
 
+/// The axes over which a weight's gradient is a partial sum on each device. A weight all of whose dims
+/// are output dims (a bias, a norm's scale) is applied after any contraction, so its gradient sums
+/// over the output dims it lacks; any other weight's gradient sums over every iteration dim it lacks
+/// (a linear layer's weight gradient sums over the tokens).
+AxisSet weight_grad_partial_axes(const Operator& o, const OpSharding& sh, const models::Weight& w) {
+  bool applied_after_contraction = true;
+  for (const auto& d : w.spec.dims) applied_after_contraction &= in_dims(o.output.dims, d);
+  AxisSet axes;
+  for (const auto& ds : sh.dims) {
+    if (in_dims(w.spec.dims, ds.dim)) continue;
+    if (applied_after_contraction && !in_dims(o.output.dims, ds.dim)) continue;
+    for (int a : ds.axes)
+      if (!contains(axes, a)) axes.push_back(a);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
 bool is_attention_core(const Operator& o) {
   if (o.kind == models::OpKind::Matmul || o.kind == models::OpKind::Softmax) return true;
   return o.kind == models::OpKind::Dropout && o.find_dim("q") != nullptr;
@@ -295,6 +314,7 @@ void emit_forward(Context& cx, ProgramBuilder& pb, const std::vector<OpId>& ops,
     const Operator& o = cx.g.op(op);
     if (o.kind == models::OpKind::Input) continue;
     if (o.layer != current_layer) {
+      if (current_layer >= 0) pb.flush();  // per-layer tasks: a layer's compute never merges with the next
       current_layer = o.layer;
       if (auto it = gather_of_layer.find(o.layer); it != gather_of_layer.end()) pb.depend_on(it->second);
     }
@@ -421,6 +441,13 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
         std::set<std::pair<OpId, Layout>> materialized;
         emit_forward(cx, pb, layer_ops, chunk, Category::Recompute, "R ", materialized, {});
       }
+      if (cx.plan.recompute == strategies::Recompute::Selective) {
+        // Selective recompute (Korthikanti et al. 2022) recomputes the attention core (scores,
+        // softmax, dropout, context) before its backward; it needs no communication.
+        for (OpId op : layer_ops)
+          if (is_attention_core(cx.g.op(op))) pb.compute(op, seconds_of(cx.fwd_s, op), Category::Recompute, "R ");
+        pb.flush();
+      }
       for (auto it = layer_ops.rbegin(); it != layer_ops.rend(); ++it) {
         const OpId op = *it;
         const Operator& o = cx.g.op(op);
@@ -443,24 +470,17 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
           for (const Need& n : reshard(from, to, local_in_bytes(cx, consumer, static_cast<std::size_t>(slot)), local_out_bytes(cx, op), mesh))
             pb.collective(n.kind, {n.axis}, n.bytes, category_of_axis(mesh, n.axis), "gradient of " + o.name);
         }
-        std::vector<double> seconds = seconds_of(cx.bwd_s, op);
-        if (cx.plan.recompute == strategies::Recompute::Selective && is_attention_core(o))
-          for (std::size_t c = 0; c < cx.classes; ++c) seconds[c] += cx.fwd_s[c][op];
-        pb.compute(op, seconds, Category::Backward, "B ");
-        // Weight gradients: partial sums over the axes that split dims the weight does not have.
+        pb.compute(op, seconds_of(cx.bwd_s, op), Category::Backward, "B ");
+        // Weight gradients that are partial sums over some mesh axes must be reduced over them.
         const auto& sh = cx.plan.sharding[op];
         for (const auto& w : o.weights) {
           if (!seen_weights.insert(w.name).second) continue;
-          AxisSet axes;
-          for (const auto& ds : sh.dims)
-            if (!in_dims(w.spec.dims, ds.dim))
-              for (int a : ds.axes)
-                if (!contains(axes, a)) axes.push_back(a);
-          std::sort(axes.begin(), axes.end());
+          const AxisSet axes = weight_grad_partial_axes(o, sh, w);
           if (axes.empty()) continue;
           pb.grads_ready(axes, strategies::local_elements(mesh, sh, o, w.spec) * weight_bytes);
         }
       }
+      pb.flush();  // one backward task per layer at least, so gradient buckets can start as layers finish
     }
     pb.flush();
     // Gradients of tensors that came from earlier chunks go back to them.
@@ -518,11 +538,17 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   // (see strategies::GradAccumulation); the program is the same for every micro-batch, so autograd's
   // cost, paid from the second micro-batch on, is spread as (m − 1)/m of a pass.
   const double m_batches = static_cast<double>(plan.micro_batches);
-  double accumulate_bytes_per_param = 0;
+  double accumulate_passes = 0, accumulate_bytes_per_param = 0;  // passes per micro-batch, bytes per pass
   switch (plan.grad_accumulation) {
     case strategies::GradAccumulation::Fused: break;
-    case strategies::GradAccumulation::Autograd: accumulate_bytes_per_param = 6.0 * (m_batches - 1) / m_batches; break;
-    case strategies::GradAccumulation::Fp32Buffer: accumulate_bytes_per_param = 10.0; break;
+    case strategies::GradAccumulation::Autograd:
+      accumulate_passes = (m_batches - 1) / m_batches;
+      accumulate_bytes_per_param = 6;
+      break;
+    case strategies::GradAccumulation::Fp32Buffer:
+      accumulate_passes = 1;
+      accumulate_bytes_per_param = 10;
+      break;
   }
   for (const auto& [kind, speed] : classes) {
     const DeviceProfile& dev = profile.device(kind);
@@ -532,10 +558,13 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       const OpCost c = op_cost(dev, o, mesh, plan.sharding[op], plan.precision);
       f[op] = c.fwd_s / speed;
       bw[op] = c.bwd_s / speed;
-      if (accumulate_bytes_per_param > 0 && !o.weights.empty()) {
+      if (accumulate_passes > 0 && !o.weights.empty()) {
         double params = 0;
         for (const auto& w : o.weights) params += strategies::local_elements(mesh, plan.sharding[op], o, w.spec);
-        bw[op] += kernel_seconds(dev, models::OpClass::MemoryBound, plan.precision, params, params * accumulate_bytes_per_param, 0, 1) / speed;
+        // One addition per parameter per pass.
+        bw[op] += kernel_seconds(dev, models::OpClass::MemoryBound, plan.precision, params * accumulate_passes,
+                                 params * accumulate_bytes_per_param * accumulate_passes, 0, 1) /
+                  speed;
       }
     }
     cx.fwd_s.push_back(std::move(f));
@@ -599,7 +628,10 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       dev_unit_start[static_cast<std::size_t>(d)].push_back(static_cast<std::uint32_t>(dev_tasks[static_cast<std::size_t>(d)].size()));
     }
     item_tasks.assign(prog.items.size() * S, kNoTask);
-    const bool sync_grads = !forward && j == m - 1;
+    // Gradients are reduced after the last micro-batch — or after every one under ZeRO-2/3, whose
+    // devices keep only their gradient shard (DeepSpeed reduce-scatters each micro-batch's gradients).
+    const bool last_micro_batch = j == m - 1;
+    const bool sync_grads = !forward && (last_micro_batch || plan.zero >= 2);
     std::map<AxisSet, double> bucket;
     const auto mb = static_cast<std::int32_t>(j);
 
@@ -709,7 +741,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       }
     }
     if (sync_grads) {
-      if (plan.overlap_grad_reduce) {
+      if (plan.overlap_grad_reduce || !last_micro_batch) {
         for (const auto& [axes, bytes] : bucket)
           if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
       } else {
@@ -744,23 +776,40 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     const auto opt_label = b.label("optimizer step");
     // Local parameters per stage and their ZeRO divisor.
     std::vector<double> stage_params(static_cast<std::size_t>(pp), 0), stage_updated(static_cast<std::size_t>(pp), 0);
-    std::set<std::string> seen;
-    for (OpId op = 0; op < g.op_count(); ++op) {
-      const auto& o = g.op(op);
-      const auto stage = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(o.layer)] % pp);
-      for (const auto& w : o.weights) {
-        if (!seen.insert(w.name).second) continue;
-        const double e = strategies::local_elements(mesh, plan.sharding[op], o, w.spec);
-        double replicas = 1;
-        for (int a : {plan.dp_axis, plan.ep_axis}) {
-          if (a < 0) continue;
-          bool splits = false;
-          for (const auto& dn : w.spec.dims)
-            for (int x : plan.sharding[op].axes_of(dn)) splits |= (x == a);
-          if (!splits) replicas *= static_cast<double>(mesh.axes[static_cast<std::size_t>(a)].size);
+    const auto held = strategies::stage_weights(g, plan);
+    const double grad_bytes = elem_bytes(plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
+    for (const auto& sw : held) {
+      const auto stage = static_cast<std::size_t>(sw.stage);
+      stage_params[stage] += sw.local_elements;
+      stage_updated[stage] += plan.zero >= 1 ? sw.local_elements / sw.zero_replicas : sw.local_elements;
+    }
+    // A weight held by several stages (a tied embedding) has its gradient summed over them, between
+    // the devices at the same place of every other mesh axis, before the optimizer step.
+    std::map<std::string, std::pair<std::set<std::int64_t>, double>> shared;
+    for (const auto& sw : held)
+      if (sw.shared_across_stages) {
+        auto& entry = shared[sw.weight->name];
+        entry.first.insert(sw.stage);
+        entry.second = sw.local_elements * grad_bytes;
+      }
+    for (const auto& [name, entry] : shared) {
+      const auto& [stages, bytes] = entry;
+      const auto label = b.label("tied-weight gradient all-reduce " + name);
+      for (std::int64_t d : stage_devices[static_cast<std::size_t>(*stages.begin())]) {
+        std::vector<std::int64_t> members;
+        for (std::int64_t st : stages) members.push_back(peer_device(d, st));
+        std::sort(members.begin(), members.end());
+        deps.clear();
+        for (std::int64_t mdev : members)
+          if (!dev_tasks[static_cast<std::size_t>(mdev)].empty()) deps.push_back(dev_tasks[static_cast<std::size_t>(mdev)].back());
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(members), bytes, -1});
+        const TaskId t = b.add_collective(cid, kDataStream, Category::GradientComm, -1, label, deps);
+        for (std::int64_t mdev : members) {
+          dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+          dev_grad_tasks[static_cast<std::size_t>(mdev)].push_back(t);
         }
-        stage_params[stage] += e;
-        stage_updated[stage] += plan.zero >= 1 ? e / replicas : e;
       }
     }
     AxisSet data_axes;

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "strategies/local_shape.hpp"
 #include "strategies/schedule.hpp"
+#include "strategies/stage_weights.hpp"
 
 namespace parasim::strategies {
 namespace {
@@ -98,29 +99,14 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
   double largest_layer_weight_bytes = 0;
   std::vector<double> layer_weight_bytes(static_cast<std::size_t>(layer_count), 0);
 
-  std::set<std::string> seen_weights;
-  for (models::OpId id = 0; id < g.op_count(); ++id) {
-    const auto& o = g.op(id);
-    const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(o.layer)]);
-    const auto& sh = plan.sharding[id];
-    for (const auto& w : o.weights) {
-      if (!seen_weights.insert(w.name).second) continue;
-      const double elements = local_elements(plan.mesh, sh, o, w.spec);
-      // ZeRO shards over the data axes that do not already split this weight.
-      double replicas = 1;
-      for (int axis : {plan.dp_axis, plan.ep_axis}) {
-        if (axis < 0) continue;
-        bool splits_weight = false;
-        for (const auto& d : w.spec.dims)
-          for (int a : sh.axes_of(d)) splits_weight |= (a == axis);
-        if (!splits_weight) replicas *= static_cast<double>(plan.mesh.axes[static_cast<std::size_t>(axis)].size);
-      }
-      chunk_params[chunk] += elements;
-      chunk_weights[chunk] += elements * bpp.weights / (plan.zero >= 3 ? replicas : 1);
-      chunk_grads[chunk] += elements * bpp.gradients / (plan.zero >= 2 ? replicas : 1);
-      chunk_opt[chunk] += elements * bpp.optimizer / (plan.zero >= 1 ? replicas : 1);
-      layer_weight_bytes[static_cast<std::size_t>(o.layer)] += elements * bpp.weights;
-    }
+  for (const StageWeight& sw : stage_weights(g, plan)) {
+    const auto chunk = static_cast<std::size_t>(sw.chunk);
+    const double elements = sw.local_elements;
+    chunk_params[chunk] += elements;
+    chunk_weights[chunk] += elements * bpp.weights / (plan.zero >= 3 ? sw.zero_replicas : 1);
+    chunk_grads[chunk] += elements * bpp.gradients / (plan.zero >= 2 ? sw.zero_replicas : 1);
+    chunk_opt[chunk] += elements * bpp.optimizer / (plan.zero >= 1 ? sw.zero_replicas : 1);
+    layer_weight_bytes[static_cast<std::size_t>(g.op(sw.op).layer)] += elements * bpp.weights;
   }
   for (double w : layer_weight_bytes) largest_layer_weight_bytes = std::max(largest_layer_weight_bytes, w);
 

@@ -251,7 +251,7 @@ TEST_CASE("pipeline: gradient accumulation over micro-batches costs a memory-bou
   CHECK_THAT(r.sim.result.step_time_s, WithinRel(step, 1e-9));
 }
 
-TEST_CASE("pipeline: autograd accumulation spreads its additions as (m − 1)/m of a pass too", "[sim][pipeline][!mayfail]") {
+TEST_CASE("pipeline: autograd accumulation spreads its additions as (m − 1)/m of a pass too", "[sim][pipeline]") {
   // On the flat machine (memory never binds) the accumulation pass is its additions alone: 1 FLOP per
   // parameter at the 1e12 FLOP/s vector peak. Autograd adds from the 2nd micro-batch on, so over m = 2
   // micro-batches a layer of 1e6 parameters adds once: spread as (m − 1)/m = 1/2 of a pass, 0.5 µs per

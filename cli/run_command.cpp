@@ -1,0 +1,163 @@
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/output_files.hpp"
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "reports/markdown.hpp"
+#include "reports/table.hpp"
+#include "reports/trace.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/cluster.hpp"
+#include "sim/profile_json.hpp"
+#include "sim/result_json.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::cli {
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::string out;
+  std::string backend;
+  std::string profile;
+  bool json = false;
+  bool allow_oom = false;
+  std::int64_t trace_devices = -1;  // -1: the default selection; 0: every device
+};
+
+std::string gib(double bytes) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << bytes / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return s.str();
+}
+
+/// The devices the trace shows by default: the whole first data-parallel replica when it is small
+/// enough to read (≤ 64 devices), else one device per pipeline stage (the first tensor rank), so the
+/// trace always shows the whole pipeline.
+reports::TraceOptions default_trace(const strategies::Plan& plan) {
+  reports::TraceOptions t;
+  const auto& mesh = plan.mesh;
+  const std::int64_t replica = plan.pp * plan.tp();
+  for (std::int64_t d = 0; d < mesh.device_count(); ++d) {
+    const auto c = mesh.coords_of(d);
+    bool first_replica = true, first_rank = true;
+    for (std::size_t a = 0; a < c.size(); ++a) {
+      if (static_cast<int>(a) == plan.pp_axis) continue;
+      if (static_cast<int>(a) != plan.tp_axis && c[a] != 0) first_replica = false;
+      if (c[a] != 0) first_rank = false;
+    }
+    if (replica <= 64 ? first_replica : first_rank) t.devices.push_back(d);
+  }
+  t.selection = replica <= 64 ? "the first data-parallel replica" : "one device per pipeline stage, first tensor-parallel rank";
+  if (static_cast<std::int64_t>(t.devices.size()) == mesh.device_count()) t.devices.clear();
+  return t;
+}
+
+struct Variant {
+  scenarios::Scenario scenario;
+  std::string name;  // "base" or the what-if's name
+};
+
+int run_scenario(const RunArgs& args, std::ostream& out) {
+  const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
+  std::vector<Variant> variants{{base, "base"}};
+  for (const auto& w : base.what_ifs) variants.push_back({w, w.name});
+
+  std::optional<sim::Profile> override_profile;
+  if (!args.profile.empty()) override_profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+  const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
+
+  std::vector<sim::Result> results;
+  std::optional<PendingFile> trace;
+  reports::TraceSummary trace_summary;
+  std::vector<std::string> oom;
+  for (const auto& v : variants) {
+    const scenarios::Scenario& s = v.scenario;
+    const sim::Profile profile = override_profile ? *override_profile : scenarios::scenario_profile(s);
+    if (override_profile) {
+      if (auto problem = sim::check_cluster_spec(s.cluster, profile))
+        throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
+                                                     problem->message);
+    }
+    const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
+    const models::Graph graph = scenarios::build_model(s);
+    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
+    sim::Backend backend = s.backend == scenarios::Backend::SimGrid ? sim::Backend::SimGrid : sim::Backend::Analytical;
+    if (!args.backend.empty()) backend = args.backend == "simgrid" ? sim::Backend::SimGrid : sim::Backend::Analytical;
+
+    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend);
+    simulation.result.scenario = base.name;
+    simulation.result.variant = v.name;
+    if (!simulation.result.fits) {
+      const auto& sm = simulation.result.memory[static_cast<std::size_t>(simulation.result.peak_memory_stage)];
+      oom.push_back("variant \"" + v.name + "\": pipeline stage " + std::to_string(sm.stage) + " needs " + gib(sm.memory.total_bytes()) +
+                    " per " + simulation.result.device_kind + " device (weights " + gib(sm.memory.weights_bytes) + ", gradients " +
+                    gib(sm.memory.gradients_bytes) + ", optimizer " + gib(sm.memory.optimizer_bytes) + ", activations " +
+                    gib(sm.memory.activations_bytes) + ", buffers " + gib(sm.memory.buffers_bytes) + "), capacity " +
+                    gib(simulation.result.memory_capacity_bytes));
+    }
+    if (results.empty()) {
+      // The base's trace is written now (a temporary file) so its task graph can be freed before the
+      // what-ifs run; it takes its final name only when every output is ready.
+      reports::TraceOptions options = default_trace(plan);
+      if (args.trace_devices == 0) options = {};
+      if (args.trace_devices == 0) options.max_devices = simulation.step.tasks.devices;
+      if (args.trace_devices > 0) options = reports::TraceOptions{args.trace_devices, {}, {}};
+      trace.emplace(out_dir / "trace.json",
+                    [&](std::ostream& o) { trace_summary = reports::write_trace(o, simulation, options); });
+    }
+    results.push_back(std::move(simulation.result));
+  }
+
+  if (!oom.empty() && !args.allow_oom) {
+    std::string msg = "the plan does not fit in device memory:";
+    for (const auto& line : oom) msg += "\n  " + line;
+    msg += "\nrun with --allow-oom to report it anyway";
+    throw PlanError(msg);
+  }
+
+  const std::string result_json = sim::json_text(sim::to_json(std::span<const sim::Result>(results)));
+  write_atomically(out_dir / "result.json", result_json);
+  write_atomically(out_dir / "report.md", reports::render_markdown(results));
+  trace->commit();
+
+  if (args.json) {
+    out << result_json;
+  } else {
+    out << reports::render_table(results);
+    out << "\nwrote " << (out_dir / "result.json").string() << ", " << (out_dir / "report.md").string() << ", "
+        << (out_dir / "trace.json").string() << "\n";
+    if (trace_summary.truncated) out << trace_summary.note << "\n";
+    if (!oom.empty()) {
+      out << "\nWARNING: the plan does not fit in device memory (--allow-oom):\n";
+      for (const auto& line : oom) out << "  " << line << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
+  auto args = std::make_shared<RunArgs>();
+  app.add_option("scenario", args->scenario, "a scenario file: simulate it and every what-if in it");
+  app.add_option("--out", args->out, "output folder (wins over the scenario's output.dir)");
+  app.add_option("--backend", args->backend, "engine: analytical or simgrid (wins over the scenario's)")
+      ->check(CLI::IsMember({"analytical", "simgrid"}));
+  app.add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
+  app.add_flag("--json", args->json, "print result.json on stdout instead of the table");
+  app.add_flag("--allow-oom", args->allow_oom, "report a plan that does not fit in memory instead of failing");
+  app.add_option("--trace-devices", args->trace_devices,
+                 "devices in trace.json: N = the first N, 0 = all (default: the first replica, or one per stage)")
+      ->check(CLI::NonNegativeNumber);
+  app.final_callback([&action, &out, args, &app] {
+    if (!args->scenario.empty() && app.get_subcommands().empty()) action = [&out, args] { return run_scenario(*args, out); };
+  });
+}
+
+}  // namespace parasim::cli
