@@ -54,10 +54,13 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 
 PendingFile::PendingFile(std::filesystem::path final_path, const std::function<void(std::ostream&)>& write)
     : final_(std::move(final_path)), temp_(temp_name(final_)) {
+  std::error_code ec;
+  for (auto dir = final_.parent_path(); !dir.empty() && !std::filesystem::exists(dir, ec); dir = dir.parent_path()) created_dir_ = dir;
   write_temp(final_, temp_, write);
 }
 
-PendingFile::PendingFile(PendingFile&& other) noexcept : final_(std::move(other.final_)), temp_(std::move(other.temp_)), done_(other.done_) {
+PendingFile::PendingFile(PendingFile&& other) noexcept
+    : final_(std::move(other.final_)), temp_(std::move(other.temp_)), created_dir_(std::move(other.created_dir_)), done_(other.done_) {
   other.done_ = true;
 }
 
@@ -65,6 +68,12 @@ PendingFile::~PendingFile() {
   if (!done_) {
     std::error_code ec;
     std::filesystem::remove(temp_, ec);
+    // Remove the folders this file created, innermost first, as long as they are empty.
+    for (auto dir = temp_.parent_path(); !created_dir_.empty() && !dir.empty(); dir = dir.parent_path()) {
+      if (!std::filesystem::is_empty(dir, ec) || ec) break;
+      std::filesystem::remove(dir, ec);
+      if (dir == created_dir_) break;
+    }
   }
 }
 

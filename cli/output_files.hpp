@@ -15,6 +15,7 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
 
 /// A file written to a temporary name now and renamed later (commit), or removed if never committed —
 /// for outputs produced early (a trace) that must only appear once every other output succeeded.
+/// An output folder it had to create is removed again when it is abandoned and the folder is empty.
 class PendingFile {
  public:
   PendingFile(std::filesystem::path final_path, const std::function<void(std::ostream&)>& write);
@@ -28,6 +29,7 @@ class PendingFile {
  private:
   std::filesystem::path final_;
   std::filesystem::path temp_;
+  std::filesystem::path created_dir_;  ///< the outermost folder this file created, if any
   bool done_ = false;
 };
 

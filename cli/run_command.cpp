@@ -36,12 +36,13 @@ std::string gib(double bytes) {
   return s.str();
 }
 
-/// The devices the trace shows by default: the whole first data-parallel replica when it is small
-/// enough to read (≤ 64 devices), else one device per pipeline stage (the first tensor rank), so the
-/// trace always shows the whole pipeline.
+/// The devices the trace shows by default: every device of a cluster of at most 64; else the whole
+/// first data-parallel replica when it is small enough to read (≤ 64 devices), else one device per
+/// pipeline stage (the first tensor rank), so the trace always shows the whole pipeline.
 reports::TraceOptions default_trace(const strategies::Plan& plan) {
   reports::TraceOptions t;
   const auto& mesh = plan.mesh;
+  if (mesh.device_count() <= 64) return t;
   const std::int64_t replica = plan.pp * plan.tp();
   for (std::int64_t d = 0; d < mesh.device_count(); ++d) {
     const auto c = mesh.coords_of(d);

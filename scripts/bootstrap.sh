@@ -28,7 +28,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 
 if [ "$mode" = run ]; then
-  ./build/parasim model resnet50
+  ./build/parasim scenarios/examples/gpt3-175b-1024-a100.json --out parasim-out/gpt3-175b-1024-a100
 else
   ctest --test-dir build --output-on-failure -j"$jobs"
 fi

@@ -1,8 +1,6 @@
 // `parasim model`, run as a user runs it: the real binary, its exit code, stdout and stderr.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,39 +9,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/run_parasim.hpp"
+
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `parasim ARGS` with stdout and stderr captured in files of a fresh temporary folder.
-Run parasim(const std::string& args) {
-  static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() / ("parasim-model-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::create_directories(dir);
-  const std::string command = std::string("'") + PARASIM_BINARY + "' " + args + " > '" + (dir / "out").string() + "' 2> '" +
-                              (dir / "err").string() + "'";
-  const int status = std::system(command.c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  std::filesystem::remove_all(dir);
-  return r;
-}
+using parasim::testing::run_parasim;
+using parasim::testing::Run;
+using parasim::testing::slurp;
 
 const std::string kData = PARASIM_TEST_DATA_DIR "/models";
 
 }  // namespace
 
 TEST_CASE("parasim model: the table", "[cli][model]") {
-  const Run r = parasim("model resnet50");
+  const Run r = run_parasim("model resnet50");
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   // torchvision: 25,557,032 parameters.
@@ -53,7 +32,7 @@ TEST_CASE("parasim model: the table", "[cli][model]") {
 
 TEST_CASE("parasim model --json parses and carries the counts", "[cli][model]") {
   SECTION("a preset, with the layer breakdown") {
-    const Run r = parasim("model resnet50 --json --layers --batch 2");
+    const Run r = run_parasim("model resnet50 --json --layers --batch 2");
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j.at("parameters") == 25'557'032);
@@ -65,14 +44,14 @@ TEST_CASE("parasim model --json parses and carries the counts", "[cli][model]") 
     CHECK(sum == 25'557'032);  // no weight is shared between layers
   }
   SECTION("a Hugging Face config") {
-    const Run r = parasim("model '" + kData + "/hf/llama-2-7b/config.json' --json --seq-len 128");
+    const Run r = run_parasim("model '" + kData + "/hf/llama-2-7b/config.json' --json --seq-len 128");
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j.at("source") == "hf-config");
     CHECK(j.at("parameters") == 6'738'415'616);  // Touvron et al. 2023
   }
   SECTION("a graph JSON, with counts derived by hand") {
-    const Run r = parasim("model '" + kData + "/graphs/tiny-mlp.json' --json");
+    const Run r = run_parasim("model '" + kData + "/graphs/tiny-mlp.json' --json");
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j.at("source") == "graph-json");
@@ -86,9 +65,9 @@ TEST_CASE("parasim model --json parses and carries the counts", "[cli][model]") 
 
 TEST_CASE("parasim model --export-graph writes a graph that reads back to the same figures", "[cli][model]") {
   const auto file = std::filesystem::temp_directory_path() / ("parasim-export-" + std::to_string(::getpid()) + ".json");
-  const Run a = parasim("model mixtral-8x7b --seq-len 64 --json --export-graph '" + file.string() + "'");
+  const Run a = run_parasim("model mixtral-8x7b --seq-len 64 --json --export-graph '" + file.string() + "'");
   REQUIRE(a.exit_code == 0);
-  const Run b = parasim("model '" + file.string() + "' --json");
+  const Run b = run_parasim("model '" + file.string() + "' --json");
   std::filesystem::remove(file);
   REQUIRE(b.exit_code == 0);
   auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
@@ -100,7 +79,7 @@ TEST_CASE("parasim model --export-graph writes a graph that reads back to the sa
 
 TEST_CASE("parasim model: bad input exits 2 naming the file and the field", "[cli][model]") {
   SECTION("unknown model name") {
-    const Run r = parasim("model resnet51");
+    const Run r = run_parasim("model resnet51");
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
     CHECK(r.err ==
@@ -109,21 +88,21 @@ TEST_CASE("parasim model: bad input exits 2 naming the file and the field", "[cl
   }
   SECTION("a config.json with a missing field") {
     const std::string file = kData + "/bad/llama-missing-hidden-size.json";
-    const Run r = parasim("model '" + file + "'");
+    const Run r = run_parasim("model '" + file + "'");
     CHECK(r.exit_code == 2);
     CHECK(r.err == "parasim: error: " + file +
                        ":1:1: at /hidden_size: missing required field \"hidden_size\" (LlamaForCausalLM configs must give it)\n");
   }
   SECTION("a config.json with a negative field") {
     const std::string file = kData + "/bad/llama-negative-layers.json";
-    const Run r = parasim("model '" + file + "'");
+    const Run r = run_parasim("model '" + file + "'");
     CHECK(r.exit_code == 2);
     // Line 6 `  "num_hidden_layers": -32,`: the value starts in column 24.
     CHECK(r.err == "parasim: error: " + file + ":6:24: at /num_hidden_layers: found integer -32, expected an integer >= 1\n");
   }
   SECTION("a graph JSON with a cycle") {
     const std::string file = kData + "/bad/graph-cycle.json";
-    const Run r = parasim("model '" + file + "'");
+    const Run r = run_parasim("model '" + file + "'");
     CHECK(r.exit_code == 2);
     // The edge r → a (line 14) closes the cycle a → r → a.
     CHECK(r.err == "parasim: error: " + file +
@@ -131,20 +110,20 @@ TEST_CASE("parasim model: bad input exits 2 naming the file and the field", "[cl
   }
   SECTION("a graph JSON with a dangling tensor") {
     const std::string file = kData + "/bad/graph-dangling.json";
-    const Run r = parasim("model '" + file + "'");
+    const Run r = run_parasim("model '" + file + "'");
     CHECK(r.exit_code == 2);
     // Operator "a" (line 9) declares two inputs; the second, at column 153, is fed by no edge.
     CHECK(r.err == "parasim: error: " + file +
                        ":9:153: at /operators/1/inputs/1: operator \"a\": input slot 1 is fed by no tensor (a dangling input)\n");
   }
   SECTION("an option a graph JSON does not take") {
-    const Run r = parasim("model '" + kData + "/graphs/tiny-mlp.json' --batch 4");
+    const Run r = run_parasim("model '" + kData + "/graphs/tiny-mlp.json' --batch 4");
     CHECK(r.exit_code == 2);
     CHECK(r.err == "parasim: error: <command line>: --batch does not apply to a graph JSON (" + kData +
                        "/graphs/tiny-mlp.json): the file fixes every size and dtype\n");
   }
   SECTION("a file that does not exist") {
-    const Run r = parasim("model /nonexistent/model.json");
+    const Run r = run_parasim("model /nonexistent/model.json");
     CHECK(r.exit_code == 2);
     CHECK(r.err == "parasim: error: /nonexistent/model.json: cannot open the file for reading\n");
   }

@@ -1,0 +1,47 @@
+#pragma once
+// Runs the real parasim binary as a user does: its exit code, stdout and stderr.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace parasim::testing {
+
+struct Run {
+  int exit_code;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A fresh, empty temporary folder for one test; removed by the caller when done.
+inline std::filesystem::path fresh_dir(const std::string& tag) {
+  static int counter = 0;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("parasim-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Runs `parasim ARGS` (ARGS is shell text) with stdout and stderr captured.
+inline Run run_parasim(const std::string& args) {
+  const auto dir = fresh_dir("run");
+  const std::string command = std::string("'") + PARASIM_BINARY + "' " + args + " > '" + (dir / "out").string() + "' 2> '" +
+                              (dir / "err").string() + "'";
+  const int status = std::system(command.c_str());
+  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+}  // namespace parasim::testing
