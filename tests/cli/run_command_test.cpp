@@ -68,7 +68,7 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   std::filesystem::remove_all(out);
 }
 
-TEST_CASE("--trace-devices 0 traces every device, one process each", "[cli][run]") {
+TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]") {
   const auto dir = fresh_dir("trace");
   const auto scenario = scenario_file(dir, kSmall);
   const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0");
@@ -124,7 +124,7 @@ TEST_CASE("bad scenarios exit 2 naming file, line, column and pointer, and write
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a plan that does not fit exits 3 with the stage, the peak and the capacity; --allow-oom reports it", "[cli][run]") {
+TEST_CASE("a plan that does not fit exits 3 with the stage, the peak and the capacity unless allow-oom", "[cli][run]") {
   const auto dir = fresh_dir("oom");
   // GPT-3 175B on one DGX A100: 175e9 parameters × 16 bytes / 8 devices = 350 GB per device > 79 GiB.
   const auto scenario = scenario_file(dir, R"({"name": "oom", "model": {"preset": "gpt3-175b"}, "training": {"global_batch": 8},
