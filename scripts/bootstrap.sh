@@ -15,12 +15,25 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Tools found by command, since a machine may have them from elsewhere (a NodeSource node bundles
+# npm): node and npm fetch the pinned Vega libraries that report.html inlines (package.json);
+# chromium renders report.html headless in the tests.
+tools=(node:nodejs npm:npm)
+[ "$mode" = test ] && tools+=(chromium:chromium)
+for t in "${tools[@]}"; do
+  command -v "${t%%:*}" >/dev/null 2>&1 || missing+=("${t#*:}")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "parasim: installing missing Debian packages: ${missing[*]}"
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The exact tree package-lock.json pins; again only when the lock file changed since.
+if [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+  npm ci --no-audit --no-fund
 fi
 
 jobs=$(nproc)
