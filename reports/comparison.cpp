@@ -15,7 +15,11 @@ double peak_memory_bytes(const sim::Result& result) {
 }
 
 std::string provenance(const sim::Result& r) {
-  return "the " + r.backend + " backend with profile \"" + r.profile + "\" (" + r.profile_origin + ")";
+  std::string p = "the " + r.backend + " backend with profile \"" + r.profile + "\" (" + r.profile_origin + ")";
+  if (r.replica_shortcut)
+    p += "; identical data-parallel replicas simulated once (" + std::to_string(r.simulated_devices) + " of " +
+         std::to_string(r.devices) + " devices)";
+  return p;
 }
 
 std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results) {

@@ -106,6 +106,13 @@ std::vector<Need> reshard(const Layout& from, const Layout& to, double from_byte
 
 enum class ItemKind : std::uint8_t { Compute, Collective, Send };
 
+/// A collective's group: all its members price it, the simulated ones wait for it.
+struct Group {
+  std::uint32_t id = 0;                                  ///< the whole group (cost)
+  std::uint32_t occupies = CollectiveSpec::kWholeGroup;  ///< the simulated members, when fewer
+  std::vector<std::int64_t> members;                     ///< the simulated members
+};
+
 struct GradReady {
   AxisSet axes;
   double bytes;
@@ -125,7 +132,7 @@ struct Item {
   std::vector<GradReady> grads;           ///< weight gradients complete once this item finishes
   /// Filled on first use (an item always runs on the same stage): its groups and, per group, the
   /// interned collective — they repeat for every micro-batch.
-  mutable const std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>>* groups = nullptr;
+  mutable const std::vector<Group>* groups = nullptr;
   mutable std::vector<std::uint32_t> collective_ids;
 };
 
@@ -504,7 +511,7 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
 
 }  // namespace
 
-LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, const Profile& profile) {
+LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, const Profile& profile, const LowerOptions& options) {
   const DeviceMesh& mesh = plan.mesh;
   const std::int64_t devices = mesh.device_count();
   PARASIM_CHECK(devices == cluster.device_count(), "the plan's mesh must cover the cluster's devices");
@@ -575,35 +582,61 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   std::vector<ChunkPrograms> programs;
   for (std::int32_t c = 0; c < C; ++c) programs.push_back(build_chunk(cx, c));
 
-  // Devices of each stage and each device's position in its stage.
-  std::vector<std::vector<std::int64_t>> stage_devices(static_cast<std::size_t>(pp));
-  std::vector<std::size_t> pos_in_stage(static_cast<std::size_t>(devices));
   std::vector<std::vector<std::int64_t>> coords(static_cast<std::size_t>(devices));
-  for (std::int64_t d = 0; d < devices; ++d) {
-    coords[static_cast<std::size_t>(d)] = mesh.coords_of(d);
-    const std::int64_t stage = plan.pp_axis >= 0 ? coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(plan.pp_axis)] : 0;
-    pos_in_stage[static_cast<std::size_t>(d)] = stage_devices[static_cast<std::size_t>(stage)].size();
-    stage_devices[static_cast<std::size_t>(stage)].push_back(d);
-  }
+  for (std::int64_t d = 0; d < devices; ++d) coords[static_cast<std::size_t>(d)] = mesh.coords_of(d);
   auto peer_device = [&](std::int64_t d, std::int64_t stage) {
     auto c = coords[static_cast<std::size_t>(d)];
     if (plan.pp_axis >= 0) c[static_cast<std::size_t>(plan.pp_axis)] = stage;
     return mesh.device_at(c);
   };
+
+  // The data-parallel replica shortcut: simulate the devices of replica 0 only, when every replica
+  // is identical (same device kind and speed at the same place of the other axes).
+  bool shortcut = options.replicate_data_parallel && plan.dp_axis >= 0 && mesh.axes[static_cast<std::size_t>(plan.dp_axis)].size > 1;
+  for (std::int64_t d = 0; shortcut && d < devices; ++d) {
+    auto c = coords[static_cast<std::size_t>(d)];
+    c[static_cast<std::size_t>(plan.dp_axis)] = 0;
+    const auto& a = cluster.devices[static_cast<std::size_t>(d)];
+    const auto& r = cluster.devices[static_cast<std::size_t>(mesh.device_at(c))];
+    shortcut = a.kind == r.kind && a.speed_factor == r.speed_factor;
+  }
+  auto simulated = [&](std::int64_t d) {
+    return !shortcut || coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(plan.dp_axis)] == 0;
+  };
+
+  // Simulated devices of each stage and each one's position in its stage.
+  std::vector<std::vector<std::int64_t>> stage_devices(static_cast<std::size_t>(pp));
+  std::vector<std::size_t> pos_in_stage(static_cast<std::size_t>(devices));
+  std::vector<std::int64_t> simulated_devices;
+  for (std::int64_t d = 0; d < devices; ++d) {
+    if (!simulated(d)) continue;
+    simulated_devices.push_back(d);
+    const std::int64_t stage = plan.pp_axis >= 0 ? coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(plan.pp_axis)] : 0;
+    pos_in_stage[static_cast<std::size_t>(d)] = stage_devices[static_cast<std::size_t>(stage)].size();
+    stage_devices[static_cast<std::size_t>(stage)].push_back(d);
+  }
+
+  auto make_group = [&](std::vector<std::int64_t> all) {
+    Group grp;
+    grp.id = b.group(all);
+    for (std::int64_t x : all)
+      if (simulated(x)) grp.members.push_back(x);
+    if (grp.members.size() != all.size()) grp.occupies = b.group(grp.members);
+    return grp;
+  };
   // Groups per (axis set, stage), interned in the builder.
-  std::map<std::pair<AxisSet, std::int64_t>, std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>>> group_cache;
-  auto groups_of = [&](const AxisSet& axes, std::int64_t stage) -> const auto& {
+  std::map<std::pair<AxisSet, std::int64_t>, std::vector<Group>> group_cache;
+  auto groups_of = [&](const AxisSet& axes, std::int64_t stage) -> const std::vector<Group>& {
     auto key = std::make_pair(axes, stage);
     auto it = group_cache.find(key);
     if (it != group_cache.end()) return it->second;
-    std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> gs;
+    std::vector<Group> gs;
     std::set<std::int64_t> seen;
     for (std::int64_t d : stage_devices[static_cast<std::size_t>(stage)]) {
       if (seen.count(d)) continue;
-      auto members = mesh.group_of(d, axes);
-      for (auto x : members) seen.insert(x);
-      const std::uint32_t id = b.group(members);
-      gs.emplace_back(id, std::move(members));
+      auto all = mesh.group_of(d, axes);
+      for (auto x : all) seen.insert(x);
+      gs.push_back(make_group(std::move(all)));
     }
     return group_cache.emplace(key, std::move(gs)).first->second;
   };
@@ -649,14 +682,15 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     };
     auto emit_bucket = [&](const AxisSet& axes, double bytes, std::size_t after_item) {
       const CollectiveKind kind = plan.zero >= 1 && !axes.empty() ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
-      for (const auto& [gid, members] : groups_of(axes, stage)) {
+      for (const Group& grp : groups_of(axes, stage)) {
+        const auto& members = grp.members;
         deps.clear();
         for (std::int64_t mdev : members) {
           const auto ud = static_cast<std::size_t>(mdev);
           const TaskId t = after_item == SIZE_MAX ? prev[ud] : item_tasks[after_item * S + pos_in_stage[ud]];
           if (t != kNoTask) deps.push_back(t);
         }
-        const auto cid = b.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, gid, bytes, -1});
+        const auto cid = b.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, grp.id, bytes, -1, grp.occupies});
         const TaskId t = b.add_collective(cid, stream_of_axes(mesh, axes), Category::GradientComm, mb, b.label("gradient bucket"), deps);
         for (std::int64_t mdev : members) {
           dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
@@ -686,11 +720,13 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           const std::uint8_t stream = stream_of_axes(mesh, it.axes);
           if (!it.groups) {
             it.groups = &groups_of(it.axes, stage);
-            for (const auto& group : *it.groups)
-              it.collective_ids.push_back(b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, group.first, it.bytes, -1}));
+            for (const Group& grp : groups_of(it.axes, stage))
+              it.collective_ids.push_back(
+                  b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, grp.id, it.bytes, -1, grp.occupies}));
           }
-          for (std::size_t gi = 0; gi < it.groups->size(); ++gi) {
-            const auto& members = (*it.groups)[gi].second;
+          const auto& item_groups = *it.groups;
+          for (std::size_t gi = 0; gi < item_groups.size(); ++gi) {
+            const auto& members = item_groups[gi].members;
             deps.clear();
             for (std::int64_t mdev : members) member_deps(mdev, it, first);
             std::sort(deps.begin(), deps.end());
@@ -716,7 +752,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
             const std::int64_t peer = peer_device(d, peer_stage);
             std::vector<std::int64_t> pair{std::min(d, peer), std::max(d, peer)};
             const auto gid = b.group(pair);
-            const auto cid = b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d});
+            const auto cid =
+                b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d, CollectiveSpec::kWholeGroup});
             // A blocking send occupies the sender's compute stream: the stage computes nothing until
             // the transfer completes, in its schedule order.
             const std::uint8_t stream = plan.blocking_p2p ? kComputeStream : kPipelineStream;
@@ -804,7 +841,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           if (!dev_tasks[static_cast<std::size_t>(mdev)].empty()) deps.push_back(dev_tasks[static_cast<std::size_t>(mdev)].back());
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-        const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(members), bytes, -1});
+        const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(members), bytes, -1,
+                                                     CollectiveSpec::kWholeGroup});
         const TaskId t = b.add_collective(cid, kDataStream, Category::GradientComm, -1, label, deps);
         for (std::int64_t mdev : members) {
           dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
@@ -817,7 +855,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       if (a >= 0 && mesh.axes[static_cast<std::size_t>(a)].size > 1) data_axes.push_back(a);
     std::sort(data_axes.begin(), data_axes.end());
     std::vector<TaskId> opt_task(static_cast<std::size_t>(devices), kNoTask);
-    for (std::int64_t d = 0; d < devices; ++d) {
+    for (std::int64_t d : simulated_devices) {
       const auto ud = static_cast<std::size_t>(d);
       dev_unit_start[ud].push_back(static_cast<std::uint32_t>(dev_tasks[ud].size()));
       const auto stage = static_cast<std::size_t>(plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0);
@@ -833,11 +871,12 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     if (plan.zero >= 1 && plan.zero < 3 && !data_axes.empty()) {
       const double weight_bytes = elem_bytes(plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
       for (std::int64_t stage = 0; stage < pp; ++stage) {
-        for (const auto& [gid, members] : groups_of(data_axes, stage)) {
+        for (const Group& grp : groups_of(data_axes, stage)) {
+          const auto& members = grp.members;
           deps.clear();
           for (std::int64_t mdev : members) deps.push_back(opt_task[static_cast<std::size_t>(mdev)]);
-          const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Auto, gid,
-                                                       stage_params[static_cast<std::size_t>(stage)] * weight_bytes, -1});
+          const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Auto, grp.id,
+                                                       stage_params[static_cast<std::size_t>(stage)] * weight_bytes, -1, grp.occupies});
           const TaskId t = b.add_collective(cid, stream_of_axes(mesh, data_axes), Category::GradientComm, -1, b.label("parameter all-gather"), deps);
           for (std::int64_t mdev : members) dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
         }
@@ -846,7 +885,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   }
 
   // Issue order: each device's units in its stage's schedule order, then the optimizer phase.
-  for (std::int64_t d = 0; d < devices; ++d) {
+  for (std::int64_t d : simulated_devices) {
     const auto ud = static_cast<std::size_t>(d);
     const std::int64_t stage = plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0;
     const auto& starts = dev_unit_start[ud];
@@ -867,6 +906,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
 
   LoweredStep out;
   out.tasks = std::move(b).finish();
+  out.replica_shortcut = shortcut;
+  out.simulated_devices = std::move(simulated_devices);
   const double per_micro_batch = g.fwd_flops() + g.bwd_flops();
   double recompute = 0;
   for (OpId op = 0; op < g.op_count(); ++op) {

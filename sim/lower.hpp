@@ -29,8 +29,18 @@ namespace parasim::sim {
 /// Streams of every device, in TaskGraph::stream_names order.
 enum Stream : std::uint8_t { kComputeStream = 0, kTensorStream = 1, kDataStream = 2, kExpertStream = 3, kPipelineStream = 4 };
 
+struct LowerOptions {
+  /// Simulate one data-parallel replica and stand it for all (DESIGN.md: identical replicas may be
+  /// simulated once). Used only when every replica is identical — the same device kinds and speeds
+  /// at the same place of the other mesh axes; otherwise every device is simulated.
+  bool replicate_data_parallel = false;
+};
+
 struct LoweredStep {
   TaskGraph tasks;
+  /// Whether the replica shortcut was used, and which devices have tasks (all when it was not).
+  bool replica_shortcut = false;
+  std::vector<std::int64_t> simulated_devices;
   double model_flops = 0;     ///< forward + backward FLOPs of the step over all devices, without recomputation
   double hardware_flops = 0;  ///< the FLOPs the devices execute, recomputation included
   std::int64_t samples = 0;   ///< per step (the global batch)
@@ -38,6 +48,7 @@ struct LoweredStep {
 };
 
 /// Precondition: the plan was made for this graph and a device count equal to the cluster's.
-[[nodiscard]] LoweredStep lower(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile);
+[[nodiscard]] LoweredStep lower(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
+                                const LowerOptions& options = {});
 
 }  // namespace parasim::sim

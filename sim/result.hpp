@@ -45,6 +45,10 @@ struct Result {
   std::string device_kind;
   std::int64_t devices = 0;
   std::int64_t tasks = 0;
+  /// The data-parallel replica shortcut (DESIGN.md): one replica was simulated and stands for all;
+  /// per-device figures cover the simulated devices, whole-step figures the whole cluster.
+  bool replica_shortcut = false;
+  std::int64_t simulated_devices = 0;
 
   double step_time_s = 0;
   double samples_per_s = 0;
@@ -56,8 +60,8 @@ struct Result {
   double model_tflops_per_device = 0;  ///< model FLOPs / step time / devices, in TFLOP/s
   double bubble_fraction = 0;          ///< mean idle time over the step time
 
-  TimeBreakdown breakdown;  ///< the mean over devices
-  std::vector<DeviceTimes> per_device;
+  TimeBreakdown breakdown;  ///< the mean over the simulated devices
+  std::vector<DeviceTimes> per_device;  ///< the simulated devices
 
   std::vector<strategies::StageMemory> memory;  ///< peak per pipeline stage
   double memory_capacity_bytes = 0;  ///< usable per device (capacity − runtime reserve)

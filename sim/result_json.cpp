@@ -160,6 +160,8 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
   out["device_kind"] = r.device_kind;
   out["device_count"] = r.devices;
   out["task_count"] = r.tasks;
+  out["replica_shortcut"] = r.replica_shortcut;
+  out["simulated_device_count"] = r.simulated_devices;
   out["step_time_s"] = number(r.step_time_s, "step_time_s");
   out["throughput"] = json{
       {"samples_per_s", number(r.samples_per_s, "samples_per_s")},
@@ -245,6 +247,8 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
   out.device_kind = r.string("device_kind");
   out.devices = r.integer("device_count", 1);
   out.tasks = r.integer("task_count", 0);
+  out.replica_shortcut = r.boolean_or("replica_shortcut", false);
+  out.simulated_devices = r.integer("simulated_device_count", 0);
   out.step_time_s = r.positive("step_time_s");
   {
     ObjectReader t = r.object("throughput");

@@ -33,6 +33,6 @@ struct Simulation {
 
 /// Lowers and simulates one step. Throws PlanError when a figure it needs is missing.
 [[nodiscard]] Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
-                                  Backend backend = Backend::Analytical);
+                                  Backend backend = Backend::Analytical, const LowerOptions& options = {});
 
 }  // namespace parasim::sim

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
@@ -125,6 +126,8 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.device_kind = cluster.devices.front().kind;
   r.devices = cluster.device_count();
   r.tasks = static_cast<std::int64_t>(step.tasks.task_count());
+  r.replica_shortcut = step.replica_shortcut;
+  r.simulated_devices = static_cast<std::int64_t>(step.simulated_devices.size());
   r.step_time_s = timeline.makespan.seconds();
   PARASIM_CHECK(r.step_time_s > 0, "a simulated step takes time");
   r.samples_per_s = static_cast<double>(step.samples) / r.step_time_s;
@@ -140,16 +143,16 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(collectives.size());
   for (const auto& c : collectives) coll_ps.push_back(c.time);
-  r.per_device.reserve(static_cast<std::size_t>(r.devices));
+  r.per_device.reserve(step.simulated_devices.size());
   std::vector<std::vector<Interval>> runs;
-  for (std::int64_t d = 0; d < r.devices; ++d) {
+  for (const std::int64_t d : step.simulated_devices) {
     DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, d, runs);
     dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
     for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
     r.breakdown.idle_s += dt.breakdown.idle_s;
     r.per_device.push_back(dt);
   }
-  const double n = static_cast<double>(r.devices);
+  const double n = static_cast<double>(r.per_device.size());
   for (auto& s : r.breakdown.seconds) s /= n;
   r.breakdown.idle_s /= n;
   r.bubble_fraction = r.breakdown.idle_s / r.step_time_s;
@@ -177,20 +180,31 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   std::vector<std::int64_t> runs_of(g.collectives.size(), 0);
   for (TaskId t = 0; t < g.task_count(); ++t)
     if (g.kind[t] == TaskKind::Collective) ++runs_of[g.owner[t]];
+  // Under the replica shortcut a collective inside the simulated replica stands for one per replica:
+  // it counts dp / (data-parallel coordinates its group spans) times.
+  const double dp_replicas =
+      step.replica_shortcut ? static_cast<double>(plan.mesh.axes[static_cast<std::size_t>(plan.dp_axis)].size) : 1.0;
   for (std::size_t c = 0; c < g.collectives.size(); ++c) {
     const auto& spec = g.collectives[c];
     const auto members = static_cast<double>(spec.kind == CollectiveKind::SendRecv ? 1 : g.group(spec.group).size());
-    const auto times = static_cast<double>(runs_of[c]);
+    double replicas = 1;
+    if (step.replica_shortcut) {
+      std::set<std::int64_t> dp_coords;
+      for (std::int64_t d : g.group(spec.group)) dp_coords.insert(plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.dp_axis)]);
+      replicas = dp_replicas / static_cast<double>(dp_coords.size());
+    }
+    const auto times = static_cast<double>(runs_of[c]) * replicas;
     r.intra_node_bytes += collectives[c].intra_bytes_per_device * members * times;
     r.inter_node_bytes += collectives[c].inter_bytes_per_device * members * times;
   }
   return r;
 }
 
-Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend) {
+Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
+                    const LowerOptions& options) {
   if (backend == Backend::SimGrid) throw PlanError("the simgrid backend is not available in this build yet");
   Simulation s;
-  s.step = lower(graph, plan, cluster, profile);
+  s.step = lower(graph, plan, cluster, profile, options);
   s.collectives = estimate_collectives(s.step.tasks, cluster);
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(s.collectives.size());

@@ -28,7 +28,7 @@ std::span<const std::int64_t> TaskGraph::devices_of(TaskId t, std::int64_t& scra
       scratch = c.root;
       return {&scratch, 1};
     }
-    return group(c.group);
+    return group(c.occupies == CollectiveSpec::kWholeGroup ? c.group : c.occupies);
   }
   scratch = owner[t];
   return {&scratch, 1};
@@ -62,7 +62,8 @@ std::uint32_t TaskGraphBuilder::group(std::span<const std::int64_t> members) {
 }
 
 std::uint32_t TaskGraphBuilder::collective(const CollectiveSpec& spec) {
-  const auto key = std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes, spec.root);
+  const auto key =
+      std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes, spec.root, spec.occupies);
   auto [it, inserted] = collective_index_.try_emplace(key, static_cast<std::uint32_t>(g_.collectives.size()));
   if (inserted) g_.collectives.push_back(spec);
   return it->second;

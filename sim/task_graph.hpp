@@ -50,6 +50,11 @@ struct CollectiveSpec {
   /// SendRecv: the sending device. A send occupies only the sender's stream (the receiver waits on
   /// it through a dependency), as an asynchronous isend does.
   std::int64_t root = -1;
+  /// The group whose streams the collective occupies, when not all of `group` is simulated (the
+  /// data-parallel replica shortcut simulates one replica: a gradient all-reduce still costs what
+  /// its whole group costs, but only the simulated member waits for it). kWholeGroup: `group`.
+  std::uint32_t occupies = kWholeGroup;
+  static constexpr std::uint32_t kWholeGroup = UINT32_MAX;
   bool operator==(const CollectiveSpec&) const = default;
 };
 
@@ -92,7 +97,7 @@ struct TaskGraph {
   [[nodiscard]] std::span<const TaskId> queue_of(std::size_t resource) const {
     return {queue.data() + queue_begin[resource], queue.data() + queue_begin[resource + 1]};
   }
-  /// Devices a task occupies: its owner device, or its collective's group.
+  /// Devices a task occupies: its owner device, its collective's group (or `occupies`), a send's sender.
   [[nodiscard]] std::span<const std::int64_t> devices_of(TaskId t, std::int64_t& scratch) const;
   /// Approximate heap bytes held (for budgets and the benchmark).
   [[nodiscard]] std::size_t memory_bytes() const;
@@ -131,7 +136,7 @@ class TaskGraphBuilder {
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
-  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t>, std::uint32_t> collective_index_;
+  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t>, std::uint32_t> collective_index_;
   std::map<std::string, std::uint32_t> label_index_;
 };
 

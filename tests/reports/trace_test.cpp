@@ -136,7 +136,9 @@ TEST_CASE("trace: a simulated step parses, with one process per device and a thr
 TEST_CASE("trace: a cluster larger than max_devices keeps the first devices and says so", "[reports][trace]") {
   const sim::Simulation s = testing::tiny_simulation();
   reports::TraceSummary summary;
-  const json trace = json::parse(trace_text(s, reports::TraceOptions{3}, &summary));
+  reports::TraceOptions first_three;
+  first_three.max_devices = 3;
+  const json trace = json::parse(trace_text(s, first_three, &summary));
   CHECK(summary.truncated);
   CHECK(summary.devices_written == 3);
   CHECK(summary.note == "trace truncated: devices 0 to 2 of 8 (the first 3 in device order); the step time and figures cover every device");
