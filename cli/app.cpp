@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 
+#include "cli/output_files.hpp"
 #include "common/error.hpp"
 
 namespace parasim::cli {
@@ -11,6 +12,12 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   Action action;
   add_run_command(app, action, out);
   add_model_command(app, action, out);
+  // --timeout on the command and on every sub-command, so it may follow any of them.
+  double timeout_s = 0;
+  const std::string timeout_help = "stop after this many seconds of wall-clock time: exit 124, unfinished outputs removed (0: no limit)";
+  app.add_option("--timeout", timeout_s, timeout_help)->check(CLI::NonNegativeNumber);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->add_option("--timeout", timeout_s, timeout_help)->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -23,6 +30,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << app.help();
     return 0;
   }
+  arm_timeout(timeout_s);
+  struct Disarm {
+    ~Disarm() { arm_timeout(0); }  // a caller in the same process (the tests) outlives the command
+  } disarm;
   return action();
 }
 

@@ -1,0 +1,90 @@
+// Outputs are whole or absent (cli/output_files): a temporary file is registered for the interrupt
+// handlers while it exists and gone once committed or abandoned; a writer that throws leaves nothing;
+// what the handlers run removes every temporary output and the folders it created.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "cli/output_files.hpp"
+#include "common/error.hpp"
+#include "tests/cli/run_parasim.hpp"
+
+using parasim::cli::PendingFile;
+using parasim::testing::fresh_dir;
+using parasim::testing::slurp;
+
+TEST_CASE("reliability: a pending output is registered until committed, then in place", "[cli][reliability]") {
+  const auto dir = fresh_dir("pending");
+  const int before = parasim::cli::pending_output_count();
+  {
+    PendingFile f(dir / "a.txt", [](std::ostream& o) { o << "new"; });
+    CHECK(parasim::cli::pending_output_count() == before + 1);
+    CHECK(std::filesystem::exists(f.temporary_path()));
+    CHECK_FALSE(std::filesystem::exists(dir / "a.txt"));
+    f.commit();
+    CHECK(parasim::cli::pending_output_count() == before);
+    CHECK_FALSE(std::filesystem::exists(f.temporary_path()));
+  }
+  CHECK(slurp(dir / "a.txt") == "new");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: an abandoned output leaves the previous file and no temporary", "[cli][reliability]") {
+  const auto dir = fresh_dir("abandon");
+  parasim::cli::write_atomically(dir / "a.txt", std::string("old"));
+  std::filesystem::path temp;
+  {
+    PendingFile f(dir / "a.txt", [](std::ostream& o) { o << "new"; });
+    temp = f.temporary_path();
+  }
+  CHECK_FALSE(std::filesystem::exists(temp));
+  CHECK(slurp(dir / "a.txt") == "old");
+  // Only a.txt is left in the folder.
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: a writer that throws leaves neither the file nor the folder it created", "[cli][reliability]") {
+  const auto dir = fresh_dir("throwing");
+  const int before = parasim::cli::pending_output_count();
+  const auto target = dir / "new" / "deeper" / "out.json";
+  CHECK_THROWS_AS(parasim::cli::write_atomically(target, [](std::ostream& o) {
+                    o << "half";
+                    throw std::runtime_error("the writer failed");
+                  }),
+                  std::runtime_error);
+  CHECK_FALSE(std::filesystem::exists(dir / "new"));
+  CHECK(parasim::cli::pending_output_count() == before);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: what the interrupt handlers run removes every temporary output and the folders created", "[cli][reliability]") {
+  const auto dir = fresh_dir("handler");
+  parasim::cli::write_atomically(dir / "kept" / "result.json", std::string("previous"));
+  PendingFile over_previous(dir / "kept" / "result.json", [](std::ostream& o) { o << "next"; });
+  PendingFile in_new_folder(dir / "made" / "sub" / "trace.json", [](std::ostream& o) { o << "{}"; });
+  PendingFile beside(dir / "made" / "sub" / "report.md", [](std::ostream& o) { o << "#"; });
+  CHECK(parasim::cli::remove_pending_outputs() == 3);
+  // The previous result stays; the folders the new outputs created are gone with them.
+  CHECK(slurp(dir / "kept" / "result.json") == "previous");
+  CHECK(std::distance(std::filesystem::directory_iterator(dir / "kept"), std::filesystem::directory_iterator()) == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "made"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: outputs committed together are all in place", "[cli][reliability]") {
+  const auto dir = fresh_dir("together");
+  PendingFile a(dir / "a", [](std::ostream& o) { o << "1"; });
+  PendingFile b(dir / "b", [](std::ostream& o) { o << "2"; });
+  parasim::cli::commit_together({&a, &b});
+  CHECK(slurp(dir / "a") == "1");
+  CHECK(slurp(dir / "b") == "2");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: a timeout that is not a number of seconds is refused", "[cli][reliability]") {
+  CHECK_THROWS_AS(parasim::cli::arm_timeout(1e12), parasim::InputError);
+  CHECK_NOTHROW(parasim::cli::arm_timeout(0));
+}
