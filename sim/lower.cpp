@@ -321,7 +321,10 @@ void emit_forward(Context& cx, ProgramBuilder& pb, const std::vector<OpId>& ops,
     const Operator& o = cx.g.op(op);
     if (o.kind == models::OpKind::Input) continue;
     if (o.layer != current_layer) {
-      if (current_layer >= 0) pb.flush();  // per-layer tasks: a layer's compute never merges with the next
+      // Forward segments may run on into the next layer (only backward needs a task boundary per
+      // layer, so that gradient buckets start as layers finish) — except where a ZeRO-3 gather
+      // must precede the next layer's weights.
+      if (current_layer >= 0 && gather_of_layer.count(o.layer)) pb.flush();
       current_layer = o.layer;
       if (auto it = gather_of_layer.find(o.layer); it != gather_of_layer.end()) pb.depend_on(it->second);
     }
