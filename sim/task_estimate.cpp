@@ -90,7 +90,7 @@ struct Item {
 };
 
 /// sim/lower.cpp's ProgramBuilder, keeping only what sizes the TaskGraph: consecutive compute of one
-/// phase merges into one segment until a chained collective, a send or a layer boundary ends it.
+/// phase merges into one segment until a chained collective or a send ends it (or the caller flushes).
 class ProgramCounter {
  public:
   explicit ProgramCounter(std::vector<Item>& items) : items_(items) {}
@@ -151,14 +151,16 @@ int scatter_gather_axis(const Context& cx, const Layout& l) {
 
 bool expert_parallel(const Plan& plan) { return plan.ep_axis >= 0 && plan.ep() > 1; }
 
+/// Forward compute runs on across layers, except into a layer whose weights a ZeRO-3 gather
+/// (`gathered_layers`) must bring first.
 void count_forward(const Context& cx, ProgramCounter& pc, const std::vector<OpId>& ops, std::int32_t chunk, Phase phase,
-                   std::set<std::pair<OpId, Layout>>& materialized) {
+                   std::set<std::pair<OpId, Layout>>& materialized, const std::set<std::int32_t>& gathered_layers) {
   std::int32_t current_layer = -1;
   for (OpId op : ops) {
     const Operator& o = cx.g.op(op);
     if (o.kind == models::OpKind::Input) continue;
     if (o.layer != current_layer) {
-      if (current_layer >= 0) pc.flush();
+      if (current_layer >= 0 && gathered_layers.count(o.layer)) pc.flush();
       current_layer = o.layer;
     }
     for (std::size_t slot = 0; slot < o.inputs.size(); ++slot) {
@@ -212,9 +214,11 @@ ChunkItems count_chunk(const Context& cx, std::int32_t chunk) {
   std::sort(data_axes.begin(), data_axes.end());
   const bool zero3 = cx.plan.zero >= 3 && cx.plan.dp() > 1 && !data_axes.empty();
   const double weight_bytes = static_cast<double>(models::bytes_of(cx.plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16));
-  // ZeRO-3 gathers one layer's weights before its forward and again before its backward.
+  // ZeRO-3 gathers one layer's weights before its forward and again before its backward; returns
+  // the layers gathered.
   auto count_gathers = [&](ProgramCounter& pc) {
-    if (!zero3) return;
+    std::set<std::int32_t> gathered;
+    if (!zero3) return gathered;
     for (std::int32_t l : layers) {
       bool has_weights = false;
       for (OpId op : ops) {
@@ -222,17 +226,21 @@ ChunkItems count_chunk(const Context& cx, std::int32_t chunk) {
         if (o.layer != l) continue;
         for (const auto& w : o.weights) has_weights |= strategies::local_elements(mesh, cx.plan.sharding[op], o, w.spec) > 0;
       }
-      if (has_weights) pc.collective(data_axes, false);
+      if (has_weights) {
+        pc.collective(data_axes, false);
+        gathered.insert(l);
+      }
     }
+    return gathered;
   };
 
   {
     ProgramCounter pc(out.fwd);
-    count_gathers(pc);
+    const std::set<std::int32_t> gathered = count_gathers(pc);
     for (OpId p : incoming)
       if (const int sg = scatter_gather_axis(cx, without_partial(output_layout(cx.g.op(p), cx.plan.sharding[p]))); sg >= 0) pc.collective({sg});
     std::set<std::pair<OpId, Layout>> materialized;
-    count_forward(cx, pc, ops, chunk, Phase::Forward, materialized);
+    count_forward(cx, pc, ops, chunk, Phase::Forward, materialized, gathered);
     for (const auto& [cc, producers] : outgoing) {
       (void)cc;
       for (OpId p : producers) {
@@ -244,7 +252,7 @@ ChunkItems count_chunk(const Context& cx, std::int32_t chunk) {
 
   {
     ProgramCounter pc(out.bwd);
-    count_gathers(pc);
+    (void)count_gathers(pc);
     for (const auto& [cc, producers] : outgoing) {
       (void)cc;
       for (OpId p : producers)
@@ -258,7 +266,7 @@ ChunkItems count_chunk(const Context& cx, std::int32_t chunk) {
         if (cx.g.op(op).layer == layer) layer_ops.push_back(op);
       if (cx.plan.recompute == strategies::Recompute::Full && recomputable_layer(cx.g, layer)) {
         std::set<std::pair<OpId, Layout>> materialized;
-        count_forward(cx, pc, layer_ops, chunk, Phase::Recompute, materialized);
+        count_forward(cx, pc, layer_ops, chunk, Phase::Recompute, materialized, {});
       }
       if (cx.plan.recompute == strategies::Recompute::Selective) {
         for (OpId op : layer_ops)

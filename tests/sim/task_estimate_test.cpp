@@ -59,34 +59,36 @@ sim::LoweredStep lower(const Case& c, bool one_replica) {
 
 TEST_CASE("task estimate: data parallel, counted by hand", "[sim][task_estimate]") {
   // dp 2 on 2 devices, 2 blocks, global batch 4 of micro-batch 1: m = 2 micro-batches per replica.
-  // Nothing is sharded but the batch, so no collective runs inside a micro-batch: every device runs one
-  // forward and one backward compute task per graph layer (4 layers: embeddings, 2 blocks, head) per
-  // micro-batch; after the last micro-batch's backward one all-reduce of every gradient (216,576 B,
-  // one 25 MiB bucket) over the one dp group; then one optimizer step per device.
+  // Nothing is sharded but the batch, so no collective runs inside a micro-batch: per micro-batch
+  // every device runs the whole forward as one compute task (forward segments run on across layers)
+  // and one backward task per graph layer (4 layers: embeddings, 2 blocks, head, each its own so
+  // gradient buckets can start as layers finish); after the last micro-batch's backward one
+  // all-reduce of every gradient (216,576 B, one 25 MiB bucket) over the one dp group; then one
+  // optimizer step per device.
   PlanSpec spec;
   spec.dp = 2;
   const Case c = make_case(2, 4, spec, 2);
   SECTION("every replica simulated") {
     const sim::TaskEstimate e = sim::estimate_task_graph(c.graph, c.plan);
-    // 2 micro-batches × 2 devices × (4 + 4) compute + 1 all-reduce + 2 optimizer steps = 35 tasks.
-    CHECK(e.tasks == 35);
-    // Each compute and optimizer task is queued on its device (32 + 2), the all-reduce on both (2): 36.
-    CHECK(e.queue_entries == 36);
-    // 36 queue entries, each behind the previous task of its stream; no sends.
-    CHECK(e.dependencies == 36);
-    // Lowering 35·31 + 36·20 + 36·4 = 1,949 B; engine 35·51 + 36·4 + 36·8 = 2,217 B; the larger × 5/4,
-    // rounded down: 2,771 B.
-    CHECK(e.memory_bytes == 2'771);
+    // 2 micro-batches × 2 devices × (1 + 4) compute + 1 all-reduce + 2 optimizer steps = 23 tasks.
+    CHECK(e.tasks == 23);
+    // Each compute and optimizer task is queued on its device (20 + 2), the all-reduce on both (2): 24.
+    CHECK(e.queue_entries == 24);
+    // 24 queue entries, each behind the previous task of its stream; no sends.
+    CHECK(e.dependencies == 24);
+    // Lowering 23·31 + 24·20 + 24·4 = 1,289 B; engine 23·51 + 24·4 + 24·8 = 1,461 B; the larger × 5/4,
+    // rounded down: 1,826 B.
+    CHECK(e.memory_bytes == 1'826);
     const sim::LoweredStep step = lower(c, false);
     CHECK(step.tasks.task_count() == e.tasks);
     CHECK(step.tasks.queue.size() == e.queue_entries);
   }
   SECTION("one replica simulated (the shortcut)") {
     const sim::TaskEstimate e = sim::estimate_task_graph(c.graph, c.plan, {.one_data_parallel_replica = true});
-    // Device 0 alone: 2 micro-batches × (4 + 4) compute + 1 all-reduce (priced for the pair, queued on
-    // device 0 only) + 1 optimizer step = 18 tasks, each queued once.
-    CHECK(e.tasks == 18);
-    CHECK(e.queue_entries == 18);
+    // Device 0 alone: 2 micro-batches × (1 + 4) compute + 1 all-reduce (priced for the pair, queued on
+    // device 0 only) + 1 optimizer step = 12 tasks, each queued once.
+    CHECK(e.tasks == 12);
+    CHECK(e.queue_entries == 12);
     const sim::LoweredStep step = lower(c, true);
     CHECK(step.tasks.task_count() == e.tasks);
     CHECK(step.tasks.queue.size() == e.queue_entries);
