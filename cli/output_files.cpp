@@ -1,5 +1,6 @@
 #include "cli/output_files.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "reports/format.hpp"
 
 namespace parasim::cli {
 namespace {
@@ -203,6 +206,20 @@ void commit_together(std::initializer_list<PendingFile*> files) {
     throw;
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void check_scenario_output_dir(const std::string& scenario_file, const std::string& output_dir) {
+  const JsonDocument doc = JsonDocument::read_file(scenario_file);
+  const nlohmann::json& root = doc.root();
+  if (!root.is_object() || !root.contains("output") || !root["output"].is_object() || !root["output"].contains("dir")) return;
+  // Both sides resolved the same way ('..' and symbolic links followed), then compared by component.
+  std::error_code ec;
+  const auto here = std::filesystem::weakly_canonical(std::filesystem::current_path(ec), ec);
+  const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(output_dir, ec), ec);
+  if (!ec && std::mismatch(here.begin(), here.end(), target.begin(), target.end()).first == here.end()) return;
+  throw doc.error_at("/output/dir", "found \"" + reports::terminal_safe(output_dir) + "\" (" + reports::terminal_safe(target.string()) +
+                                        "), expected a folder inside the working folder " + reports::terminal_safe(here.string()) +
+                                        "; to write there, name it with --out on the command line");
 }
 
 void install_interrupt_handlers() {

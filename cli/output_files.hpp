@@ -65,6 +65,14 @@ class PendingFile {
 /// an interrupt finds either none or all of them in place (it is then handled, after the commit).
 void commit_together(std::initializer_list<PendingFile*> files);
 
+/// Refuses an output folder a scenario file asks for (output.dir) that resolves outside the working
+/// folder — "../../etc", an absolute path elsewhere, a symbolic link out — so a scenario someone hands
+/// you cannot make parasim write where you did not ask: an InputError located at /output/dir of
+/// `scenario_file`. `output_dir` is the folder the loader made of it (Scenario::output_dir). Call it
+/// only when --out did not name the folder: the command line may name any folder. Nothing to check
+/// when the file sets no output.dir (the default, parasim-out/<name>, is inside).
+void check_scenario_output_dir(const std::string& scenario_file, const std::string& output_dir);
+
 /// Installs the SIGINT, SIGTERM and SIGALRM handlers: each removes every registered temporary
 /// output (and the folders it created, if empty), writes one line to stderr, and exits with
 /// kExitInterrupted, kExitTerminated or kExitTimedOut. Idempotent.

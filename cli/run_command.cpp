@@ -3,10 +3,13 @@
 #include <iomanip>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
+#include "reports/format.hpp"
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"
 #include "reports/trace.hpp"
@@ -15,6 +18,7 @@
 #include "sim/profile_json.hpp"
 #include "sim/result_json.hpp"
 #include "sim/simulate.hpp"
+#include "sim/task_estimate.hpp"
 #include "strategies/plan.hpp"
 
 namespace parasim::cli {
@@ -28,12 +32,72 @@ struct RunArgs {
   bool json = false;
   bool allow_oom = false;
   std::int64_t trace_devices = -1;  // -1: the default selection; 0: every device
+  std::int64_t max_tasks = 0;       // 0: kDefaultMaxTasks
+  double max_memory_gib = 0;        // 0: the memory available when the run starts
 };
 
 std::string gib(double bytes) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(2) << bytes / (1024.0 * 1024.0 * 1024.0) << " GiB";
   return s.str();
+}
+
+/// The default task budget: a few hundred million tasks lower and simulate in minutes (the engine
+/// runs millions of tasks per second) in about 25 GB (sim::kEngineBytes); more is refused unless
+/// --max-tasks asks for it.
+constexpr std::int64_t kDefaultMaxTasks = 300'000'000;
+
+/// Bytes in the largest binary unit that keeps a whole part ("512.00 MiB", "1.45 GiB").
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (u + 1 < 7 && bytes >= 1024.0) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(u == 0 ? 0 : 2) << bytes << " " << units[u];
+  return s.str();
+}
+
+std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// Bytes of memory the kernel says a new allocation can get without swapping (MemAvailable), else
+/// the physical memory.
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+/// Refuses, before anything is lowered, a variant whose TaskGraph would exceed the budget: the task
+/// count (--max-tasks), the memory (--max-memory) or what a TaskGraph can index at all.
+void check_task_budget(const sim::TaskEstimate& e, const std::string& variant, const RunArgs& args) {
+  const std::uint64_t max_tasks = static_cast<std::uint64_t>(args.max_tasks > 0 ? args.max_tasks : kDefaultMaxTasks);
+  const double max_memory = args.max_memory_gib > 0 ? args.max_memory_gib * 1024.0 * 1024.0 * 1024.0 : available_memory_bytes();
+  const std::string estimate = "variant \"" + reports::terminal_safe(variant) + "\" would lower to a task graph of about " + with_commas(e.tasks) + " tasks (" +
+                               with_commas(e.queue_entries) + " queue entries) needing about " +
+                               bytes_text(static_cast<double>(e.memory_bytes)) + " of memory";
+  if (e.tasks > sim::kMaxTaskGraphIndex || e.queue_entries > sim::kMaxTaskGraphIndex || e.dependencies > sim::kMaxTaskGraphIndex)
+    throw PlanError("the scenario is too large to simulate: " + estimate + ", more than the " + with_commas(sim::kMaxTaskGraphIndex) +
+                    " a task graph can index; use fewer micro-batches or devices");
+  if (e.tasks > max_tasks)
+    throw PlanError("the scenario is too large to simulate: " + estimate + ", more than --max-tasks " + with_commas(max_tasks) +
+                    "; raise --max-tasks to run it anyway");
+  if (static_cast<double>(e.memory_bytes) > max_memory)
+    throw PlanError("the scenario is too large to simulate: " + estimate + ", more than the " + bytes_text(max_memory) +
+                    (args.max_memory_gib > 0 ? " of --max-memory" : " of memory available") + "; raise --max-memory (GiB) to run it anyway");
 }
 
 /// The devices the trace shows by default: every device of a cluster of at most 64; else the whole
@@ -72,6 +136,14 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   std::optional<sim::Profile> override_profile;
   if (!args.profile.empty()) override_profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
+  if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
+  // Every variant's task graph is sized before any is lowered, so a scenario too large for this
+  // machine is refused at once, not after the variants before it have run.
+  for (const auto& v : variants) {
+    const models::Graph graph = scenarios::build_model(v.scenario);
+    const strategies::Plan plan = strategies::make_plan(graph, v.scenario.training, v.scenario.plan, v.scenario.cluster.device_count());
+    check_task_budget(sim::estimate_task_graph(graph, plan), v.name, args);
+  }
 
   std::vector<sim::Result> results;
   std::optional<PendingFile> trace;
@@ -123,9 +195,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   }
 
   const std::string result_json = sim::json_text(sim::to_json(std::span<const sim::Result>(results)));
-  write_atomically(out_dir / "result.json", result_json);
-  write_atomically(out_dir / "report.md", reports::render_markdown(results));
-  trace->commit();
+  PendingFile result_file(out_dir / "result.json", [&](std::ostream& o) { o << result_json; });
+  PendingFile report_file(out_dir / "report.md", [&](std::ostream& o) { o << reports::render_markdown(results); });
+  commit_together({&result_file, &report_file, &*trace});
 
   if (args.json) {
     out << result_json;
@@ -156,6 +228,12 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
   app.add_option("--trace-devices", args->trace_devices,
                  "devices in trace.json: N = the first N, 0 = all (default: the first replica, or one per stage)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-tasks", args->max_tasks,
+                 "refuse a scenario whose task graph would exceed this many tasks (default " + with_commas(kDefaultMaxTasks) + ")")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-memory", args->max_memory_gib,
+                 "refuse a scenario whose task graph would need more than this many GiB (default: the memory available)")
+      ->check(CLI::PositiveNumber);
   app.final_callback([&action, &out, args, &app] {
     if (!args->scenario.empty() && app.get_subcommands().empty()) action = [&out, args] { return run_scenario(*args, out); };
   });
