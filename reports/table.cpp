@@ -91,6 +91,31 @@ std::string render_table(std::span<const sim::Result> results) {
   std::vector<std::vector<std::string>> parts{{"part", "s", "% of step"}};
   for (const auto& row : breakdown_rows(base)) parts.push_back({row.part, row.seconds, row.share_percent});
   out += layout(parts, {Align::Left, Align::Right, Align::Right});
+
+  // Link-level figures of the base (sim/links.hpp): traffic per link class and the busiest links.
+  if (!base.link_classes.empty()) {
+    out += "\nLinks in " + column_name(base, 0) + " (each direction of a link counted apart; load = time at full rate for the bytes " +
+           "that crossed, busy = time a collective crossing it was in flight):\n";
+    std::vector<std::vector<std::string>> classes{{"link class", "links used", "GiB", "max load s", "max busy s", "mean busy s", "sets pace"}};
+    for (const auto& c : base.link_classes)
+      classes.push_back({terminal_safe(c.link_class), std::to_string(c.links_used) + " of " + std::to_string(c.links), gib(c.bytes),
+                         significant(c.max_load_s), significant(c.max_busy_s), significant(c.mean_busy_s),
+                         std::to_string(c.bottleneck_phases) + " phases"});
+    out += layout(classes, {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});
+  }
+  if (!base.busiest_links.empty()) {
+    out += "\nMost loaded links in " + column_name(base, 0) + ":\n";
+    std::vector<std::vector<std::string>> links{{"link", "class", "GB/s", "GiB", "load s", "busy s", "load % of step"}};
+    for (const auto& l : base.busiest_links)
+      links.push_back({terminal_safe(l.name), terminal_safe(l.link_class), significant(l.bandwidth_bytes_per_s / 1e9), gib(l.bytes),
+                       significant(l.load_s), significant(l.busy_s), percent(l.load_s / base.step_time_s)});
+    out += layout(links, {Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right});
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].notes.empty()) continue;
+    out += "\nNotes on " + column_name(results[i], i) + ":\n";
+    for (const auto& note : results[i].notes) out += "  - " + terminal_safe(note) + "\n";
+  }
   return out;
 }
 

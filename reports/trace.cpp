@@ -150,7 +150,7 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
     for (std::size_t s = 0; s < streams; ++s) {
       for (const sim::TaskId t : g.queue_of(static_cast<std::size_t>(d) * streams + s)) {
         const std::int64_t start = tl.start_ps[t];
-        const std::int64_t duration = sim::task_duration_ps(g, coll_ps, t);
+        const std::int64_t duration = sim::task_finish_ps(simulation, coll_ps, t) - start;
         PARASIM_CHECK(start >= 0 && duration >= 0, "task " + std::to_string(t) + " has a negative start or duration");
         const auto category = static_cast<std::size_t>(g.category[t]);
         begin_event();
@@ -180,6 +180,34 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
         }
         buf += '}';
         ++summary.events;
+        flush_if_full();
+      }
+    }
+  }
+  // The busiest links, one track each, in a process after the devices: when a collective whose
+  // flows cross the link was in flight (sim/links.hpp).
+  const auto& tracks = simulation.links.tracks;
+  if (!tracks.empty()) {
+    const std::int64_t pid = g.devices;
+    metadata("process_name", pid, -1, "{\"name\":" + json_string("links (the " + std::to_string(tracks.size()) + " most loaded)") + "}");
+    metadata("process_sort_index", pid, -1, "{\"sort_index\":" + std::to_string(pid) + "}");
+    for (std::size_t i = 0; i < tracks.size(); ++i) {
+      const auto tid = static_cast<std::int64_t>(i);
+      const std::string name = json_string(tracks[i].name);
+      metadata("thread_name", pid, tid, "{\"name\":" + name + "}");
+      metadata("thread_sort_index", pid, tid, "{\"sort_index\":" + std::to_string(i) + "}");
+      for (const auto& [from, to] : tracks[i].busy) {
+        begin_event();
+        buf += "{\"ph\":\"X\",\"name\":\"busy\",\"cat\":\"link\",\"pid\":";
+        append_int(buf, pid);
+        buf += ",\"tid\":";
+        append_int(buf, tid);
+        buf += ",\"ts\":";
+        append_us(buf, from);
+        buf += ",\"dur\":";
+        append_us(buf, to - from);
+        buf += ",\"args\":{\"link\":" + name + "}}";
+        ++summary.link_events;
         flush_if_full();
       }
     }

@@ -8,7 +8,10 @@
 ///
 /// A step of a large cluster holds millions of tasks, so the trace keeps the first `max_devices`
 /// devices in device order; when it does, "otherData" (the trace's metadata) and a "process_labels"
-/// metadata event on the first device say so, and the summary tells the caller. The events are
+/// metadata event on the first device say so, and the summary tells the caller.
+///
+/// After the devices, a process "links" holds one track per link among the step's most loaded
+/// (Simulation::links): "busy" events while a collective whose flows cross the link was in flight. The events are
 /// streamed to the output, never built as one JSON value in memory. Deterministic: the same
 /// Simulation gives the same bytes.
 #include <cstdint>
@@ -32,7 +35,8 @@ struct TraceOptions {
 struct TraceSummary {
   std::int64_t devices_total = 0;
   std::int64_t devices_written = 0;
-  std::int64_t events = 0;  ///< complete ("X") events
+  std::int64_t events = 0;  ///< complete ("X") events of tasks
+  std::int64_t link_events = 0;  ///< complete events of the per-link tracks
   bool truncated = false;   ///< devices_written < devices_total
   std::string note;         ///< when truncated, the sentence the trace carries; else empty
 };

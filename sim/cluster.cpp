@@ -1,5 +1,6 @@
 #include "sim/cluster.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -93,6 +94,40 @@ double Cluster::inter_bandwidth_per_device() const {
   return static_cast<double>(nics_per_node) * inter.bandwidth_bytes_per_s / static_cast<double>(devices_per_node);
 }
 
+std::int64_t Cluster::pcie_switch_of(std::int64_t device) const {
+  return local_index(device) * pcie_switches / devices_per_node;
+}
+
+std::int64_t Cluster::nic_of(std::int64_t device) const { return local_index(device) * nics_per_node / devices_per_node; }
+
+std::int64_t Cluster::site_of_node(std::int64_t node) const { return node / (nodes / sites); }
+
+namespace {
+std::int64_t leaves_per_site(const Cluster& c) { return (c.nodes / c.sites + c.nodes_per_leaf - 1) / c.nodes_per_leaf; }
+std::int64_t rails(const Cluster& c) { return c.rail_optimized ? c.nics_per_node : 1; }
+}  // namespace
+
+std::int64_t Cluster::leaf_count() const { return sites * leaves_per_site(*this) * rails(*this); }
+
+std::int64_t Cluster::leaf_of(std::int64_t device) const {
+  const std::int64_t node = node_of(device);
+  const std::int64_t site = site_of_node(node);
+  const std::int64_t group = (node - site * (nodes / sites)) / nodes_per_leaf;
+  const std::int64_t rail = rail_optimized ? nic_of(device) : 0;
+  return (site * leaves_per_site(*this) + group) * rails(*this) + rail;
+}
+
+std::int64_t Cluster::leaf_ports(std::int64_t leaf) const {
+  const std::int64_t group = (leaf / rails(*this)) % leaves_per_site(*this);
+  const std::int64_t site_nodes = nodes / sites;
+  const std::int64_t members = std::min(nodes_per_leaf, site_nodes - group * nodes_per_leaf);
+  return members * (rail_optimized ? 1 : nics_per_node);
+}
+
+double Cluster::leaf_uplink_bandwidth(std::int64_t leaf) const {
+  return static_cast<double>(leaf_ports(leaf)) * inter.bandwidth_bytes_per_s / oversubscription;
+}
+
 std::vector<std::int64_t> Cluster::torus_coordinates(std::int64_t device) const {
   PARASIM_CHECK(!torus_dims.empty(), "torus coordinates asked of a cluster without a torus");
   PARASIM_CHECK(device >= 0 && device < device_count(), "device " + std::to_string(device) + " out of range");
@@ -116,6 +151,35 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
                                         " devices, more devices than parasim can simulate"};
   const auto link_names = names_of(profile.links);
 
+  // Heterogeneous nodes: groups that cover the nodes exactly, each of a known device.
+  if (!spec.node_groups.empty()) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < spec.node_groups.size(); ++i) {
+      const NodeGroupSpec& g = spec.node_groups[i];
+      const std::string at = "/node_groups/" + std::to_string(i);
+      if (g.nodes < 1) return ClusterProblem{at + "/nodes", "found " + std::to_string(g.nodes) + ", expected at least 1 node"};
+      if (!g.device.empty() && !profile.devices.count(g.device))
+        return ClusterProblem{at + "/device", unknown("device", g.device, names_of(profile.devices))};
+      if (!(std::isfinite(g.speed_factor) && g.speed_factor > 0))
+        return ClusterProblem{at + "/speed_factor", "found " + format_number(g.speed_factor) + ", expected a speed factor > 0"};
+      // Capped so that no sum of absurd counts overflows; any total above `nodes` is wrong anyway.
+      total = std::min(total + g.nodes, spec.nodes + 1);
+    }
+    if (total != spec.nodes)
+      return ClusterProblem{"/node_groups", "the node groups hold " + std::string(total > spec.nodes ? "more than " : "") +
+                                                std::to_string(std::min(total, spec.nodes)) + " nodes, but the cluster has " +
+                                                std::to_string(spec.nodes) + " (nodes); the groups must cover every node once"};
+  }
+  for (std::size_t i = 0; i < spec.stragglers.size(); ++i) {
+    const StragglerSpec& st = spec.stragglers[i];
+    const std::string at = "/stragglers/" + std::to_string(i);
+    if (st.device < 0 || st.device >= spec.device_count())
+      return ClusterProblem{at + "/device", "found device " + std::to_string(st.device) + ", but the cluster's devices are 0 to " +
+                                                std::to_string(spec.device_count() - 1)};
+    if (!(std::isfinite(st.speed_factor) && st.speed_factor > 0))
+      return ClusterProblem{at + "/speed_factor", "found " + format_number(st.speed_factor) + ", expected a speed factor > 0"};
+  }
+
   // Intra-node link: crossed only when a node holds more than one device.
   const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;
   if (!spec.intra_node.link.empty() && !profile.links.count(spec.intra_node.link))
@@ -124,6 +188,18 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
     return ClusterProblem{"/intra_node/link", "device \"" + spec.device + "\" has no default intra-node link; name one (" +
                                                   quoted_list(link_names) + ")"};
   if (auto p = check_override("/intra_node", spec.intra_node.bandwidth_gbps, spec.intra_node.latency_us)) return p;
+  const bool pcie = spec.intra_node.kind == IntraNodeKind::PCIe;
+  if (spec.intra_node.pcie_switches != 1 && !pcie)
+    return ClusterProblem{"/intra_node/pcie_switches", "pcie_switches applies only to a \"pcie\" node"};
+  if (spec.intra_node.host_bridge_gbps && !pcie)
+    return ClusterProblem{"/intra_node/host_bridge_gbps", "host_bridge_gbps applies only to a \"pcie\" node"};
+  if (spec.intra_node.pcie_switches < 1 || spec.intra_node.pcie_switches > spec.devices_per_node ||
+      spec.devices_per_node % spec.intra_node.pcie_switches != 0)
+    return ClusterProblem{"/intra_node/pcie_switches", "found " + std::to_string(spec.intra_node.pcie_switches) +
+                                                           " PCIe switches, expected a count that splits the node's " +
+                                                           std::to_string(spec.devices_per_node) + " devices evenly"};
+  if (auto p = check_override("/intra_node/host_bridge", spec.intra_node.host_bridge_gbps, std::nullopt))
+    return ClusterProblem{"/intra_node/host_bridge_gbps", p->message};
 
   // Inter-node network.
   const InterNodeSpec& net = spec.inter_node;
@@ -143,6 +219,22 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
   if (!(std::isfinite(net.oversubscription) && net.oversubscription >= 1))
     return ClusterProblem{"/inter_node/oversubscription",
                           "found " + format_number(net.oversubscription) + ", expected an oversubscription factor >= 1 (1 = non-blocking)"};
+
+  if (net.nodes_per_leaf < 1)
+    return ClusterProblem{"/inter_node/nodes_per_leaf", "found " + std::to_string(net.nodes_per_leaf) + ", expected at least 1 node per leaf switch"};
+  if (net.kind != InterNodeKind::FatTree && net.nodes_per_leaf != 1)
+    return ClusterProblem{"/inter_node/nodes_per_leaf", "nodes_per_leaf applies only to a fat-tree inter-node network"};
+
+  // Sites joined by a WAN.
+  if (spec.wan) {
+    const WanSpec& w = *spec.wan;
+    if (net.kind != InterNodeKind::FatTree)
+      return ClusterProblem{"/wan", "a WAN joins fat-tree sites; this cluster's inter-node network is not a fat-tree"};
+    if (w.sites < 1 || w.sites > spec.nodes || spec.nodes % w.sites != 0)
+      return ClusterProblem{"/wan/sites", "found " + std::to_string(w.sites) + " sites, expected a count that splits the cluster's " +
+                                              std::to_string(spec.nodes) + " nodes evenly"};
+    if (auto p = check_override("/wan", w.bandwidth_gbps, w.latency_us)) return p;
+  }
 
   // Torus shape.
   if (!torus && !net.torus_dims.empty())
@@ -188,6 +280,18 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   c.devices_per_node = spec.devices_per_node;
   c.devices.reserve(static_cast<std::size_t>(spec.device_count()));
   for (std::int64_t id = 0; id < spec.device_count(); ++id) c.devices.push_back(Device{id, id / spec.devices_per_node, spec.device, 1});
+  std::int64_t first_node = 0;
+  for (const NodeGroupSpec& g : spec.node_groups) {
+    for (std::int64_t node = first_node; node < first_node + g.nodes; ++node) {
+      for (std::int64_t i = 0; i < spec.devices_per_node; ++i) {
+        Device& d = c.devices[static_cast<std::size_t>(node * spec.devices_per_node + i)];
+        if (!g.device.empty()) d.kind = g.device;
+        d.speed_factor = g.speed_factor;
+      }
+    }
+    first_node += g.nodes;
+  }
+  for (const StragglerSpec& st : spec.stragglers) c.devices[static_cast<std::size_t>(st.device)].speed_factor *= st.speed_factor;
   c.intra_kind = spec.intra_node.kind;
   c.inter_kind = spec.inter_node.kind;
   const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;
@@ -199,6 +303,16 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   c.nics_per_node = (spec.inter_node.nics_per_node == 0 || spec.inter_node.kind == InterNodeKind::Torus) ? spec.devices_per_node
                                                                                                           : spec.inter_node.nics_per_node;
   c.oversubscription = spec.inter_node.oversubscription;
+  c.nodes_per_leaf = spec.inter_node.nodes_per_leaf;
+  c.pcie_switches = spec.intra_node.pcie_switches;
+  // A switch's uplink is, unless stated, one link of the devices' kind (a x16 link for a x16 device).
+  c.host_bridge = Link{"host-bridge", spec.intra_node.host_bridge_gbps ? gbps_to_bytes_per_s(*spec.intra_node.host_bridge_gbps)
+                                                                      : c.intra.bandwidth_bytes_per_s,
+                       0, c.intra.efficiency};
+  if (spec.wan) {
+    c.sites = spec.wan->sites;
+    c.wan = Link{"wan", gbps_to_bytes_per_s(spec.wan->bandwidth_gbps), spec.wan->latency_us * 1e-6, c.inter.efficiency};
+  }
   c.rail_optimized = spec.inter_node.rail_optimized;
   if (spec.inter_node.kind == InterNodeKind::Torus)
     c.torus_dims = spec.inter_node.torus_dims.empty() ? balanced_dims(spec.device_count(), spec.inter_node.torus_ndims)
@@ -214,7 +328,8 @@ ClusterSpec dgx(const std::string& device, const std::string& nvlink, const std:
   s.device = device;
   s.nodes = 1;
   s.devices_per_node = 8;
-  s.intra_node = IntraNodeSpec{IntraNodeKind::NVSwitch, nvlink, std::nullopt, std::nullopt};
+  s.intra_node.kind = IntraNodeKind::NVSwitch;
+  s.intra_node.link = nvlink;
   s.inter_node.kind = InterNodeKind::FatTree;
   s.inter_node.link = nic;
   s.inter_node.nics_per_node = 8;  // one NIC per GPU
@@ -230,7 +345,8 @@ ClusterSpec tpu(const std::string& device, const std::string& ici, std::int64_t 
   s.devices_per_node = chips_per_host;
   // Chips of one host are torus neighbours like any others: the intra-node link is the same ICI
   // link, and the torus collectives never use the host grouping.
-  s.intra_node = IntraNodeSpec{IntraNodeKind::NVSwitch, ici, std::nullopt, std::nullopt};
+  s.intra_node.kind = IntraNodeKind::NVSwitch;
+  s.intra_node.link = ici;
   s.inter_node.kind = InterNodeKind::Torus;
   s.inter_node.link = ici;
   s.inter_node.nics_per_node = 0;
@@ -246,10 +362,17 @@ const std::map<std::string, ClusterSpec>& presets() {
     // NVIDIA DGX A100: 8 GPUs on NVSwitch (NVLink3), 8 single-port HDR 200 Gb/s HCAs, and in a
     // SuperPOD a rail-optimised non-blocking fat-tree; the superpod name is the same node model.
     t["dgx-a100"] = dgx("a100-80gb", "nvlink3", "ib-hdr");
+    // NVIDIA DGX SuperPOD (A100) reference architecture: scalable units of 20 nodes, one leaf switch
+    // per rail per unit (QM8790: 20 ports down, 20 up).
+    t["dgx-a100"].inter_node.nodes_per_leaf = 20;
     t["dgx-a100-superpod"] = t["dgx-a100"];
-    t["dgx-a100-40gb"] = dgx("a100-40gb", "nvlink3", "ib-hdr");
+    t["dgx-a100-40gb"] = t["dgx-a100"];
+    t["dgx-a100-40gb"].device = "a100-40gb";
     // DGX H100 / H200: NVLink4 through NVSwitch, 8 ConnectX-7 NDR 400 Gb/s.
     t["dgx-h100"] = dgx("h100-sxm", "nvlink4", "ib-ndr");
+    // NVIDIA DGX SuperPOD (H100) reference architecture: scalable units of 32 nodes, one leaf switch
+    // per rail per unit (QM9700: 32 ports down, 32 up).
+    t["dgx-h100"].inter_node.nodes_per_leaf = 32;
     t["dgx-h100-superpod"] = t["dgx-h100"];
     t["dgx-h200"] = dgx("h200", "nvlink4", "ib-ndr");
     // DGX B200: NVLink5, 8 ConnectX-7 400 Gb/s.

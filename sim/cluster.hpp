@@ -39,8 +39,13 @@ struct Cluster {
   std::int64_t nics_per_node = 1;
   double oversubscription = 1;
   bool rail_optimized = true;
+  std::int64_t nodes_per_leaf = 1;  ///< fat-tree: nodes on one leaf switch (per rail when rail-optimised)
   std::vector<std::int64_t> torus_dims;
   bool torus_wraparound = true;
+  std::int64_t pcie_switches = 1;  ///< PCIe nodes: switches per node, devices in equal consecutive shares
+  Link host_bridge;                ///< PCIe nodes: one switch's uplink to the host bridge (efficiency of `intra`)
+  std::int64_t sites = 1;          ///< sites joined by the WAN, nodes in equal consecutive shares
+  Link wan;                        ///< one site's link to the WAN (efficiency of `inter`); used when sites > 1
   bool operator==(const Cluster&) const = default;
 
   [[nodiscard]] std::int64_t device_count() const { return static_cast<std::int64_t>(devices.size()); }
@@ -52,6 +57,26 @@ struct Cluster {
   /// Torus coordinates of a device (dimension 0 varies fastest with the id). Precondition: torus_dims
   /// is set and `device` is in range.
   [[nodiscard]] std::vector<std::int64_t> torus_coordinates(std::int64_t device) const;
+
+  // ---- where a device sits (switched clusters); every id must be in range ----
+  /// Index of the device inside its node, 0 .. devices_per_node − 1.
+  [[nodiscard]] std::int64_t local_index(std::int64_t device) const { return device % devices_per_node; }
+  /// PCIe switch of the device inside its node, 0 .. pcie_switches − 1.
+  [[nodiscard]] std::int64_t pcie_switch_of(std::int64_t device) const;
+  /// The NIC (0 .. nics_per_node − 1 inside the node) the device's inter-node traffic leaves by:
+  /// devices share NICs in equal consecutive shares.
+  [[nodiscard]] std::int64_t nic_of(std::int64_t device) const;
+  /// Site of a node, 0 .. sites − 1.
+  [[nodiscard]] std::int64_t site_of_node(std::int64_t node) const;
+  /// Number of leaf switches, and the leaf of the device's NIC (0 .. leaf_count − 1): per site, per
+  /// run of nodes_per_leaf nodes, per rail (the NIC index) when rail-optimised.
+  [[nodiscard]] std::int64_t leaf_count() const;
+  [[nodiscard]] std::int64_t leaf_of(std::int64_t device) const;
+  /// Capacity of a leaf's uplink to the spine, per direction, bytes/s before efficiency: its NIC
+  /// ports × NIC bandwidth / oversubscription.
+  [[nodiscard]] double leaf_uplink_bandwidth(std::int64_t leaf) const;
+  /// NIC ports on a leaf switch.
+  [[nodiscard]] std::int64_t leaf_ports(std::int64_t leaf) const;
 };
 
 /// A problem with a cluster spec against a profile: the field (JSON pointer under the scenario's
@@ -61,8 +86,10 @@ struct ClusterProblem {
   std::string message;
 };
 
-/// The first problem with `spec` (unknown device or link name — with "did you mean" —, zero sizes,
-/// torus dims that do not multiply to the device count, ...), or nothing.
+/// The first problem with `spec` (unknown device or link name — with "did you mean" —, zero sizes or
+/// bandwidths, a topology that does not cover the devices: torus dims whose product is not the device
+/// count, node groups that do not sum to the nodes, sites that do not split them evenly, a straggler
+/// that is not a device; fields that apply to another kind of network), or nothing.
 [[nodiscard]] std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const Profile& profile);
 
 /// Precondition: check_cluster_spec found nothing.

@@ -35,6 +35,47 @@ struct CollectiveEstimate {
   bool operator==(const CollectiveEstimate&) const = default;
 };
 
+/// One point-to-point transfer of a collective's algorithm, coarsened: it stands for every message
+/// its source sends its destination during one phase of the algorithm.
+struct Flow {
+  std::int64_t src = 0;  ///< device id
+  std::int64_t dst = 0;  ///< device id
+  double bytes = 0;      ///< payload moved
+  /// The latency the flow pays before its bytes move: the algorithm steps it stands for × the
+  /// per-step latency α of the closed form.
+  double latency_s = 0;
+  /// The fraction of a link's bandwidth the protocol achieves for this flow (the link's efficiency at
+  /// the closed form's message size): the flow occupies its links for bytes / efficiency.
+  double efficiency = 1;
+  bool operator==(const Flow&) const = default;
+};
+
+/// The flows of one phase of an algorithm: they run at once; the phase ends when all have ended.
+struct FlowPhase {
+  std::vector<Flow> flows;
+  bool operator==(const FlowPhase&) const = default;
+};
+
+/// A collective as data both engines share: its phases, one after the other. On an otherwise idle
+/// network, a phase takes the largest, over its flows' latencies, of that latency plus the time its
+/// most loaded link needs for the bytes/efficiency of the flows of that latency crossing it
+/// (uncontended_seconds); for every algorithm this equals collective_time's closed form, except
+/// where the closed form says it approximates (see sim/collectives/flows.cpp).
+struct CollectiveFlows {
+  std::vector<FlowPhase> phases;
+  bool operator==(const CollectiveFlows&) const = default;
+};
+
+/// The flows of `kind` over `group` moving `bytes` with `algorithm` — the one collective_time
+/// resolved (not Auto). `root`: a send-recv's sender (−1: the first of the group), a broadcast's
+/// root (−1: the first of the group). No phases for a group of one or zero bytes. Preconditions as
+/// for collective_time, and the algorithm applies (InternalError otherwise).
+[[nodiscard]] CollectiveFlows collective_flows(const Cluster& cluster, CollectiveKind kind, std::span<const std::int64_t> group,
+                                               double bytes, CollectiveAlgorithm algorithm, std::int64_t root = -1);
+
+/// The time the flows take on an otherwise idle network, in seconds (see CollectiveFlows).
+[[nodiscard]] double uncontended_seconds(const Cluster& cluster, const CollectiveFlows& flows);
+
 /// Time of `kind` over the devices in `group` (distinct device ids, ascending) moving `bytes` (see the
 /// size convention above) with `algorithm` (Auto = the fastest applicable). A group of one device, or
 /// zero bytes, costs zero. SendRecv takes a group of exactly two: {src, dst} in any order.

@@ -34,6 +34,31 @@ struct DeviceTimes {
   bool operator==(const DeviceTimes&) const = default;
 };
 
+/// The traffic of one class of links in the step (sim/links.hpp: the same accounting for both
+/// backends).
+struct LinkClassFigures {
+  std::string link_class;  ///< "device port", "PCIe uplink", "NIC", "leaf uplink", "torus link", "WAN"
+  std::int64_t links = 0;       ///< in the topology, each direction counted
+  std::int64_t links_used = 0;  ///< of which some traffic crossed
+  double bytes = 0;             ///< payload over all its links
+  double max_load_s = 0;        ///< the most loaded link's wire bytes / bandwidth
+  double max_busy_s = 0;        ///< the busiest link's time with a collective crossing it in flight
+  double mean_busy_s = 0;       ///< the same, averaged over the links used
+  std::int64_t bottleneck_phases = 0;  ///< collective phases run whose most loaded link is of this class
+  bool operator==(const LinkClassFigures&) const = default;
+};
+
+/// One of the most loaded links of the step.
+struct LinkFigures {
+  std::string name;        ///< "node3/nic5 up", "leaf4 uplink down", ...
+  std::string link_class;  ///< as in LinkClassFigures
+  double bandwidth_bytes_per_s = 0;  ///< raw, per direction
+  double bytes = 0;
+  double load_s = 0;
+  double busy_s = 0;
+  bool operator==(const LinkFigures&) const = default;
+};
+
 struct Result {
   std::string scenario;
   std::string variant;        ///< "base" or the what-if's name
@@ -70,6 +95,15 @@ struct Result {
 
   double intra_node_bytes = 0;  ///< sent over intra-node links per step, summed over devices
   double inter_node_bytes = 0;  ///< sent over the inter-node network per step, summed over devices
+
+  std::vector<LinkClassFigures> link_classes;  ///< the classes the cluster's topology has
+  std::vector<LinkFigures> busiest_links;      ///< the most loaded links, most loaded first
+  /// Links on which collectives were in flight at the same time (the analytical backend does not
+  /// model their contention: each collective gets the whole link; the simgrid backend shares it).
+  std::int64_t shared_links = 0;
+  /// Sentences about what the figures do not show: topology fields that have no effect on this
+  /// scenario, contention the backend does not see.
+  std::vector<std::string> notes;
 
   bool operator==(const Result&) const = default;
 };

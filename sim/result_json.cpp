@@ -195,6 +195,27 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
       {"inter_node_bytes_per_step", number(r.inter_node_bytes, "inter_node_bytes_per_step")},
   };
 
+  json classes = json::array();
+  for (const auto& c : r.link_classes)
+    classes.push_back(json{{"link_class", c.link_class},
+                           {"link_count", c.links},
+                           {"used_link_count", c.links_used},
+                           {"bytes", number(c.bytes, "link class bytes")},
+                           {"max_load_s", number(c.max_load_s, "link class max_load_s")},
+                           {"max_busy_s", number(c.max_busy_s, "link class max_busy_s")},
+                           {"mean_busy_s", number(c.mean_busy_s, "link class mean_busy_s")},
+                           {"bottleneck_phase_count", c.bottleneck_phases}});
+  json busiest = json::array();
+  for (const auto& l : r.busiest_links)
+    busiest.push_back(json{{"link", l.name},
+                           {"link_class", l.link_class},
+                           {"bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s, "link bandwidth_bytes_per_s")},
+                           {"bytes", number(l.bytes, "link bytes")},
+                           {"load_s", number(l.load_s, "link load_s")},
+                           {"busy_s", number(l.busy_s, "link busy_s")}});
+  out["links"] = json{{"classes", std::move(classes)}, {"busiest", std::move(busiest)}, {"shared_link_count", r.shared_links}};
+  out["notes"] = r.notes;
+
   json per_stage = json::array();
   for (const auto& s : stage_times(r)) per_stage.push_back(stage_times_to_json(s));
   out["per_stage_times"] = std::move(per_stage);
@@ -287,6 +308,40 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
     out.inter_node_bytes = c.number("inter_node_bytes_per_step", 0);
     c.finish();
   }
+  // Link-level figures and notes came with issue 4; files written before them have neither.
+  if (r.has("links")) {
+    ObjectReader links = r.object("links");
+    for (const auto& at : links.array("classes")) {
+      ObjectReader c(doc, at);
+      LinkClassFigures f;
+      f.link_class = c.string("link_class");
+      f.links = c.integer("link_count", 0);
+      f.links_used = c.integer("used_link_count", 0);
+      f.bytes = c.number("bytes", 0);
+      f.max_load_s = c.number("max_load_s", 0);
+      f.max_busy_s = c.number("max_busy_s", 0);
+      f.mean_busy_s = c.number("mean_busy_s", 0);
+      f.bottleneck_phases = c.integer("bottleneck_phase_count", 0);
+      c.finish();
+      out.link_classes.push_back(f);
+    }
+    for (const auto& at : links.array("busiest")) {
+      ObjectReader l(doc, at);
+      LinkFigures f;
+      f.name = l.string("link");
+      f.link_class = l.string("link_class");
+      f.bandwidth_bytes_per_s = l.positive("bandwidth_bytes_per_s");
+      f.bytes = l.number("bytes", 0);
+      f.load_s = l.number("load_s", 0);
+      f.busy_s = l.number("busy_s", 0);
+      l.finish();
+      out.busiest_links.push_back(f);
+    }
+    out.shared_links = links.integer("shared_link_count", 0);
+    links.finish();
+  }
+  if (r.has("notes"))
+    for (const auto& at : r.array("notes")) out.notes.push_back(read_string(doc, at));
   for (const auto& at : r.array("per_stage_times")) check_stage_times(ObjectReader(doc, at));
   {
     ObjectReader pd = r.object("per_device_times");

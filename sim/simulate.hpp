@@ -1,11 +1,13 @@
 #pragma once
 /// One entry point for every backend: lower the plan, run an engine, summarise into a Result.
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "models/graph.hpp"
 #include "sim/cluster.hpp"
 #include "sim/engine/fifo_engine.hpp"
+#include "sim/links.hpp"
 #include "sim/lower.hpp"
 #include "sim/profile.hpp"
 #include "sim/result.hpp"
@@ -20,18 +22,35 @@ struct Simulation {
   LoweredStep step;
   Timeline timeline;
   std::vector<CollectiveEstimate> collectives;  ///< per TaskGraph collective: its time and algorithm
+  /// Per task, when it finished (the simgrid backend: a collective's time depends on the traffic
+  /// beside it). Empty when every task finished at start + task_duration_ps (the analytical backend).
+  std::vector<std::int64_t> finish_ps;
+  LinkUsage links;                  ///< link-level figures, with the busy tracks of the busiest links
+  std::int64_t simgrid_activities = 0;  ///< SimGrid activities the simgrid backend created (0 for analytical)
   Result result;
 };
+
+/// When task `t` of the simulation finished, in picoseconds. `collective_ps[i]`: the closed-form
+/// duration of collective i (used when the simulation has no finish times of its own).
+[[nodiscard]] inline std::int64_t task_finish_ps(const Simulation& s, std::span<const Picoseconds> collective_ps, TaskId t) {
+  return s.finish_ps.empty() ? s.timeline.start_ps[t] + task_duration_ps(s.step.tasks, collective_ps, t) : s.finish_ps[t];
+}
 
 /// Closed-form time of every collective of the task graph on the cluster.
 [[nodiscard]] std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster);
 
-/// The Result of a simulated step (shared by every backend).
+/// The Result of a simulated step (shared by every backend). `finish_ps`: per task, when it finished;
+/// empty when each finished at its start + its duration (a collective's from `collectives`).
 [[nodiscard]] Result summarize(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
                                const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives,
-                               Backend backend);
+                               Backend backend, std::span<const std::int64_t> finish_ps = {});
 
-/// Lowers and simulates one step. Throws PlanError when a figure it needs is missing.
+/// The flows of every collective of the task graph, for the algorithm its estimate chose.
+[[nodiscard]] std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const Cluster& cluster,
+                                                               const std::vector<CollectiveEstimate>& collectives);
+
+/// Lowers and simulates one step with `backend`, and adds the link-level figures and the topology
+/// notes (sim/topology_notes.hpp) to the Result. Throws PlanError when a figure it needs is missing.
 [[nodiscard]] Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
                                   Backend backend = Backend::Analytical, const LowerOptions& options = {});
 

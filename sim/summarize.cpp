@@ -4,7 +4,9 @@
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/topology_notes.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -34,8 +36,8 @@ struct Interval {
 /// Splits [0, makespan) of one device into compute (by category), exposed communication (by category)
 /// and idle. Each stream is FIFO, so its intervals are sorted and disjoint; they are copied out once
 /// into contiguous runs and swept together.
-DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const Picoseconds> coll_ps, std::int64_t device,
-                         std::vector<std::vector<Interval>>& runs) {
+DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const Picoseconds> coll_ps, std::span<const std::int64_t> finish_ps,
+                         std::int64_t device, std::vector<std::vector<Interval>>& runs) {
   DeviceTimes out;
   out.device = device;
   const std::size_t streams = g.stream_count();
@@ -47,7 +49,7 @@ DeviceTimes device_times(const TaskGraph& g, const Timeline& tl, std::span<const
     run.clear();
     for (TaskId task : g.queue_of(static_cast<std::size_t>(device) * streams + s)) {
       const std::int64_t start = tl.start_ps[task];
-      const std::int64_t finish = start + task_duration_ps(g, coll_ps, task);
+      const std::int64_t finish = finish_ps.empty() ? start + task_duration_ps(g, coll_ps, task) : finish_ps[task];
       if (finish > start) run.push_back({start, finish, g.category[task]});
     }
     if (!run.empty()) {
@@ -116,7 +118,9 @@ std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, con
 }
 
 Result summarize(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
-                 const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives, Backend backend) {
+                 const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives, Backend backend,
+                 std::span<const std::int64_t> finish_ps) {
+  PARASIM_CHECK(finish_ps.empty() || finish_ps.size() == step.tasks.task_count(), "finish times belong to the task graph");
   Result r;
   r.model = graph.name();
   r.plan = plan.description;
@@ -146,7 +150,7 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.per_device.reserve(step.simulated_devices.size());
   std::vector<std::vector<Interval>> runs;
   for (const std::int64_t d : step.simulated_devices) {
-    DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, d, runs);
+    DeviceTimes dt = device_times(step.tasks, timeline, coll_ps, finish_ps, d, runs);
     dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
     for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
     r.breakdown.idle_s += dt.breakdown.idle_s;
@@ -200,17 +204,51 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   return r;
 }
 
+std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const Cluster& cluster, const std::vector<CollectiveEstimate>& collectives) {
+  PARASIM_CHECK(collectives.size() == tasks.collectives.size(), "one estimate per collective of the task graph");
+  std::vector<CollectiveFlows> out;
+  out.reserve(collectives.size());
+  for (std::size_t i = 0; i < collectives.size(); ++i) {
+    const CollectiveSpec& c = tasks.collectives[i];
+    out.push_back(collective_flows(cluster, c.kind, tasks.group(c.group), c.bytes, collectives[i].algorithm, c.root));
+  }
+  return out;
+}
+
 Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
                     const LowerOptions& options) {
-  if (backend == Backend::SimGrid) throw PlanError("the simgrid backend is not available in this build yet");
   Simulation s;
   s.step = lower(graph, plan, cluster, profile, options);
   s.collectives = estimate_collectives(s.step.tasks, cluster);
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(s.collectives.size());
   for (const auto& c : s.collectives) coll_ps.push_back(c.time);
-  s.timeline = simulate_fifo(s.step.tasks, coll_ps);
-  s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend);
+  const std::vector<CollectiveFlows> flows = collective_flows_of(s.step.tasks, cluster, s.collectives);
+  if (backend == Backend::SimGrid) {
+    // Hosts run at their devices' profile speed for the plan's precision, times their speed factor.
+    std::vector<double> speeds;
+    speeds.reserve(cluster.devices.size());
+    for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
+    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds);
+    s.timeline = std::move(run.timeline);
+    s.finish_ps = std::move(run.finish_ps);
+    s.simgrid_activities = run.activities;
+  } else {
+    s.timeline = simulate_fifo(s.step.tasks, coll_ps);
+  }
+  s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend, s.finish_ps);
+
+  const Topology topology(cluster);
+  s.links = link_usage(s.step.tasks, s.timeline.start_ps, s.finish_ps, coll_ps, flows, topology);
+  Result& r = s.result;
+  for (const LinkClassLoad& c : s.links.classes)
+    r.link_classes.push_back(LinkClassFigures{std::string(to_string(c.link_class)), c.links, c.links_used, c.bytes, c.max_load_s,
+                                              c.max_busy_s, c.mean_busy_s, c.bottleneck_phases});
+  for (const LinkLoad& l : s.links.busiest)
+    r.busiest_links.push_back(
+        LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
+  r.shared_links = s.links.shared_links;
+  r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
   return s;
 }
 

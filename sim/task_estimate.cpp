@@ -354,8 +354,10 @@ void accumulate(std::uint64_t& total, std::uint64_t a, std::uint64_t times) { to
 //  - the engine (simulate_fifo) — per task: the TaskGraph's 27 B, the pending count 4, successor
 //    offsets 4, ready time 8 and the Timeline's start time 8: 51 B; per queue entry: the CSR queue
 //    4 B; per dependency: TaskGraph deps 4 B and the successor list 4 B: 8 B.
-// Measured against this (peak RSS of `parasim gpt3-175b-1024-a100.json --no-replica-shortcut`, 12.0
-// million tasks, 18.5 million queue entries and dependencies): 840 MB; the engine phase gives 834 MB.
+// Measured against this: GPT-3 175B on 1024 A100 (scenarios/examples/gpt3-175b-1024-a100.json with
+// its interleaved schedule, --no-replica-shortcut) estimates 11.6 million tasks, 18.5 million queue
+// entries and 19.3 million dependencies: an engine phase of 821 MB, 1,027 MB with the slack; the run
+// peaks at 848 MB resident.
 TaskEstimate estimate_task_graph(const Graph& g, const Plan& plan, const TaskEstimateOptions& options) {
   const auto& mesh = plan.mesh;
   Context cx{g, plan, {}, g.topological_order(), {}, {}};

@@ -22,6 +22,12 @@ struct GroupShape {
   std::int64_t min_per_node = 0;  ///< fewest members on one spanned node
   std::int64_t max_per_node = 0;  ///< most members on one spanned node
   std::vector<std::int64_t> per_node;  ///< members on each spanned node
+  // ---- switched clusters only ----
+  bool spans_pcie_switches = false;  ///< some node's members sit on more than one PCIe switch (with uplinks)
+  bool spans_leaves = false;         ///< members on nodes of more than one leaf group (or site)
+  bool spans_sites = false;          ///< members in more than one site (WAN)
+  std::int64_t max_per_nic = 0;      ///< most members of one node sharing one NIC
+  double min_leaf_uplink = 0;        ///< least leaf uplink capacity among the members' leaves, bytes/s (raw)
   // ---- torus clusters only ----
   std::vector<std::int64_t> extents;  ///< per torus dimension: distinct coordinates the group uses
   std::vector<bool> full_ring;        ///< per dimension: the group spans it whole, with wraparound, over ≥ 3 chips
@@ -52,13 +58,27 @@ struct Path {
   double bandwidth = 0;  ///< bytes/s, after efficiency
   double latency = 0;    ///< seconds per step
 };
+/// The ring of ring.cpp (one channel per member of a node when it spans nodes).
 [[nodiscard]] Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes);
+/// The bound that the fabric beyond the NICs puts on `channels` flows that each leave every leaf
+/// group (and site) the group spans once and enter it once, as a ring's channels do: on each leaf
+/// uplink `per_leaf` of them share U_min, and all of them share a site's WAN link. Bytes/s of all
+/// channels together, after the inter-node efficiency at `bytes`; infinity when nothing binds.
+[[nodiscard]] double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes);
+/// Channels of a ring that share one leaf uplink: rail-optimised, those on one NIC; else all of a node's.
+[[nodiscard]] double channels_per_leaf(const Cluster& cluster, const GroupShape& shape);
+/// The latency of one step between nodes: the WAN's when the group spans sites, else the NICs'.
+[[nodiscard]] double inter_latency(const Cluster& cluster, const GroupShape& shape);
 
 [[nodiscard]] std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> torus_rings_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
-[[nodiscard]] std::optional<Cost> all_to_all_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
+[[nodiscard]] std::optional<Cost> all_to_all_cost(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group,
+                                                  CollectiveKind kind, double bytes);
+/// The latency of one message between two devices: α of the link class between them (the WAN's
+/// between sites), or hops × α on a torus.
+[[nodiscard]] double send_recv_latency(const Cluster& cluster, std::int64_t a, std::int64_t b);
 [[nodiscard]] std::optional<Cost> send_recv_cost(const Cluster& cluster, std::span<const std::int64_t> group, CollectiveKind kind,
                                                  double bytes);
 

@@ -7,33 +7,29 @@
 namespace parasim::sim::collectives {
 namespace {
 
-/// Switched fabric. A device with k_i − 1 peers in its node and p − k_i outside sends to both at
-/// once, over separate paths: the intra-node part over its intra link, the inter-node part over its
-/// share of the NICs, slowed by the fat-tree's oversubscription (all-to-all traffic leaves the leaf
-/// switches, unlike a rail-aligned ring). Each peer message pays one α on its path:
-///   T_i = max((k_i−1)·(S/p)/B_intra + (k_i−1)·α_intra, (p−k_i)·(S/p)/(B_inter/oversub) + (p−k_i)·α_inter),
-/// and the collective ends with its slowest node: T = max_i T_i.
-Cost switched(const Cluster& cluster, const GroupShape& shape, double S) {
+/// Switched fabric. Every message goes at once, so the exchange lasts as long as its most loaded
+/// link needs for what crosses it — a device's port ((k_i−1)·S/p inside its node; on a PCIe node
+/// everything it sends), a PCIe switch's uplink, a NIC (the messages of the devices sharing it,
+/// (p−k_i)·S/p each), a leaf's uplink (everything its NICs send to other leaves, over ports × B_NIC
+/// / oversubscription) or a site's WAN link — each byte counted at its link class's efficiency:
+///   T = max over links ℓ of Σ_{messages crossing ℓ} (S/p) / eff / B_ℓ
+///       + max over nodes of max((k_i−1)·α_intra, (p−k_i)·α_inter),
+/// the latency being that of the slowest member's messages (α_WAN between sites). This is
+/// uncontended_seconds of the flows in flows.cpp, counted link by link along their routes.
+/// For a 2:1 oversubscribed fat-tree with one node of one device per leaf it reduces to
+/// (p−1)·(S/p)/(B_NIC/2): the whole exchange at half the NIC rate.
+Cost switched(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group, double S) {
   const double p = static_cast<double>(shape.size);
   const double chunk = S / p;
-  double seconds = 0;
   double intra_total = 0;
   double inter_total = 0;
   for (const std::int64_t members : shape.per_node) {
     const double k = static_cast<double>(members);
-    double intra_t = 0;
-    double inter_t = 0;
-    if (members > 1)
-      intra_t = (k - 1) * chunk / effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S) + (k - 1) * cluster.intra.latency_s;
-    if (members < shape.size) {
-      const double b = effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S) / cluster.oversubscription;
-      inter_t = (p - k) * chunk / b + (p - k) * cluster.inter.latency_s;
-    }
-    seconds = std::max({seconds, intra_t, inter_t});
     intra_total += k * (k - 1) * chunk;
     inter_total += k * (p - k) * chunk;
   }
-  return Cost{seconds, intra_total / p, inter_total / p};
+  const CollectiveFlows flows = collective_flows(cluster, CollectiveKind::AllToAll, group, S, CollectiveAlgorithm::Direct);
+  return Cost{uncontended_seconds(cluster, flows), intra_total / p, inter_total / p};
 }
 
 /// Torus. Two bounds, whichever is slower:
@@ -67,9 +63,10 @@ Cost torus(const Cluster& cluster, const GroupShape& shape, double S) {
 
 }  // namespace
 
-std::optional<Cost> all_to_all_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes) {
+std::optional<Cost> all_to_all_cost(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group,
+                                    CollectiveKind kind, double bytes) {
   if (kind != CollectiveKind::AllToAll) return std::nullopt;
-  return is_torus(cluster) ? torus(cluster, shape, bytes) : switched(cluster, shape, bytes);
+  return is_torus(cluster) ? torus(cluster, shape, bytes) : switched(cluster, shape, group, bytes);
 }
 
 }  // namespace parasim::sim::collectives

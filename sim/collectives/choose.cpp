@@ -36,7 +36,7 @@ CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, 
       {CollectiveAlgorithm::Hierarchical, collectives::hierarchical_cost(cluster, shape, kind, bytes)},
       {CollectiveAlgorithm::TorusRings, collectives::torus_rings_cost(cluster, shape, kind, bytes)},
       {CollectiveAlgorithm::Direct, kind == CollectiveKind::SendRecv ? collectives::send_recv_cost(cluster, group, kind, bytes)
-                                                                     : collectives::all_to_all_cost(cluster, shape, kind, bytes)},
+                                                                     : collectives::all_to_all_cost(cluster, shape, group, kind, bytes)},
   };
   const Candidate* chosen = nullptr;
   for (const auto& c : candidates)

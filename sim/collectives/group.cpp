@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -23,6 +24,26 @@ GroupShape analyse_group(const Cluster& cluster, std::span<const std::int64_t> g
     shape.per_node.push_back(count);
     shape.min_per_node = std::min(shape.min_per_node, count);
     shape.max_per_node = std::max(shape.max_per_node, count);
+  }
+  if (!is_torus(cluster)) {
+    std::set<std::pair<std::int64_t, std::int64_t>> switches;  // (node, switch)
+    std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> per_nic;  // (node, nic) → members
+    std::set<std::int64_t> leaf_groups, sites;
+    shape.min_leaf_uplink = std::numeric_limits<double>::infinity();
+    const std::int64_t site_nodes = cluster.nodes / cluster.sites;
+    for (const std::int64_t d : group) {
+      const std::int64_t node = cluster.node_of(d);
+      switches.insert({node, cluster.pcie_switch_of(d)});
+      shape.max_per_nic = std::max(shape.max_per_nic, ++per_nic[{node, cluster.nic_of(d)}]);
+      const std::int64_t site = cluster.site_of_node(node);
+      sites.insert(site);
+      leaf_groups.insert(site * (site_nodes + 1) + (node - site * site_nodes) / cluster.nodes_per_leaf);
+      if (cluster.nodes > 1) shape.min_leaf_uplink = std::min(shape.min_leaf_uplink, cluster.leaf_uplink_bandwidth(cluster.leaf_of(d)));
+    }
+    shape.spans_pcie_switches = cluster.intra_kind == IntraNodeKind::PCIe && cluster.pcie_switches > 1 &&
+                                switches.size() > static_cast<std::size_t>(shape.nodes);
+    shape.spans_leaves = leaf_groups.size() > 1;
+    shape.spans_sites = sites.size() > 1;
   }
   if (is_torus(cluster)) {
     const std::size_t dims = cluster.torus_dims.size();

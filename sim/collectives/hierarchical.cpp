@@ -2,6 +2,8 @@
 // collnet/"2D" schemes: reduce-scatter inside each node over its k devices, an all-reduce of the
 // S/k shards between nodes (k rings in parallel, one per local rank, each on that device's share of
 // the NICs), then an all-gather inside each node.
+#include <algorithm>
+
 #include "sim/collectives/algorithms.hpp"
 
 namespace parasim::sim::collectives {
@@ -15,10 +17,17 @@ std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& 
   const double n = static_cast<double>(shape.nodes);
   const double S = bytes;
   const double shard = S / k;
-  const double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S);
-  const double b_inter = effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard);
+  // Inside a node: a ring over its k members, on PCIe through each switch's uplink once each way.
+  double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S);
+  if (shape.spans_pcie_switches)
+    b_intra = std::min(b_intra, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S));
+  // Between nodes: k rings, one per local rank, each on its device's NIC share; beyond the NICs the k
+  // rings are the k channels of fabric_bound, so each ring gets 1/k of that bound.
+  const double b_inter =
+      std::min(effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard),
+               fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), shard) / k);
   const double a_intra = cluster.intra.latency_s;
-  const double a_inter = cluster.inter.latency_s;
+  const double a_inter = inter_latency(cluster, shape);
   // Intra-node ring reduce-scatter (or all-gather) of S over k: (k−1)/k · S/B_intra + (k−1)·α_intra.
   const double intra_half = (k - 1) / k * S / b_intra + (k - 1) * a_intra;
   const double intra_sent = (k - 1) / k * S;

@@ -8,28 +8,58 @@
 
 namespace parasim::sim::collectives {
 
+double channels_per_leaf(const Cluster& cluster, const GroupShape& shape) {
+  return static_cast<double>(cluster.rail_optimized ? shape.max_per_nic : shape.min_per_node);
+}
+
+double inter_latency(const Cluster& cluster, const GroupShape& shape) {
+  return shape.spans_sites ? cluster.wan.latency_s : cluster.inter.latency_s;
+}
+
+double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes) {
+  double bound = std::numeric_limits<double>::infinity();
+  // Each channel crosses a leaf uplink at most once each way, and `per_leaf` channels share one: a
+  // channel gets U_min / per_leaf, all of them channels × that.
+  if (shape.spans_leaves)
+    bound = std::min(bound, channels / per_leaf * effective_bandwidth(cluster.inter, shape.min_leaf_uplink, bytes));
+  // Every channel leaves and enters each site once through the site's one WAN link.
+  if (shape.spans_sites) bound = std::min(bound, effective_bandwidth(cluster.wan, cluster.wan.bandwidth_bytes_per_s, bytes));
+  return bound;
+}
+
 Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes) {
   if (is_torus(cluster)) {
     // A ring embedded in the torus: every hop is one torus link, one direction.
     return {effective_bandwidth(cluster.inter, cluster.inter.bandwidth_bytes_per_s, bytes), cluster.inter.latency_s};
   }
-  // Bottleneck of a ring through n nodes with k members each. Inside a node the ring's edges are the
-  // devices' intra-node links: B_intra. NCCL builds as many channels (rings) as there are NICs near
-  // the devices, each entering and leaving a node through its own NIC, and each channel carries 1/k
-  // of the data; with k members per node there are k channels on k NIC shares, so the node-crossing
-  // edge of "the ring" moves data at k × inter_bandwidth_per_device. The ring runs at the slower of
-  // the two: B = min(B_intra [if k > 1], k × B_inter_per_device). With members spread unevenly, the
-  // node with the fewest members has the fewest channels and limits the crossing: k = min k_i.
-  // α is the latency of the slowest link class the ring crosses.
+  // Bottleneck of a ring through n nodes with k members each. NCCL builds as many channels (rings)
+  // as there are NICs near the devices, each entering and leaving a node through its own NIC, and
+  // each channel carries 1/k of the data; with k members per node there are k channels on k NIC
+  // shares, so the node-crossing edges of "the ring" move data at k × inter_bandwidth_per_device.
+  // Inside a node the ring's edges are the devices' intra-node links at B_intra; across nodes each
+  // device leaves its node in one channel of the k and sends intra-node in the other k − 1, so its
+  // port carries (k−1)/k of the data: B_intra · k/(k−1) (the same for every node only when every
+  // node holds k members; with members spread unevenly some device sends all of it inside: B_intra;
+  // on a PCIe node the crossing leaves through the device's own PCIe link too: B_intra).
+  // On PCIe nodes with several switches every channel crosses each switch's uplink once each way:
+  // B_host_bridge. The ring runs at the slowest of these (and of the fabric beyond the NICs, see
+  // fabric_bound). With members spread unevenly, the node with the fewest members has the fewest
+  // channels and limits the crossing: k = min k_i. α is the latency of the slowest link class the
+  // ring crosses (the WAN's when it spans sites).
   Path path{std::numeric_limits<double>::infinity(), 0};
   if (shape.max_per_node > 1) {
-    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, bytes));
+    const double k = static_cast<double>(shape.min_per_node);
+    const double share = (shape.nodes > 1 && shape.uniform() && cluster.intra_kind != IntraNodeKind::PCIe) ? k / (k - 1) : 1.0;
+    path.bandwidth = std::min(path.bandwidth, share * effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, bytes));
     path.latency = std::max(path.latency, cluster.intra.latency_s);
   }
+  if (shape.spans_pcie_switches)
+    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, bytes));
   if (shape.nodes > 1) {
     const double k = static_cast<double>(shape.min_per_node);
     path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), bytes));
-    path.latency = std::max(path.latency, cluster.inter.latency_s);
+    path.bandwidth = std::min(path.bandwidth, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), bytes));
+    path.latency = std::max(path.latency, inter_latency(cluster, shape));
   }
   PARASIM_CHECK(path.bandwidth < std::numeric_limits<double>::infinity(), "a ring of one device has no path");
   return path;

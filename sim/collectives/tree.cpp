@@ -2,7 +2,9 @@
 // Training with NCCL 2.4", NVIDIA developer blog, 2019): two binary trees over the nodes, each
 // carrying half the data, in which every node is a leaf of one tree and an inner node of the other;
 // inside a node the ranks form a chain. Reduce up, broadcast down, both pipelined in chunks.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/collectives/algorithms.hpp"
 
@@ -13,11 +15,28 @@ std::optional<Cost> tree_cost(const Cluster& cluster, const GroupShape& shape, C
   if (kind != CollectiveKind::AllReduce || is_torus(cluster)) return std::nullopt;
   const double p = static_cast<double>(shape.size);
   const double S = bytes;
-  // Bottleneck as for the ring (the same channels on the same NIC shares). Pipelined, each of the
-  // two passes streams S through the bottleneck: 2·S/B; the latency is that of the trees' depth,
-  // up and down: 2·⌈log2 p⌉·α. T = 2·S/B + 2·⌈log2 p⌉·α.
-  const Path path = ring_path(cluster, shape, S);
-  const double seconds = 2 * S / path.bandwidth + 2 * std::ceil(std::log2(p)) * path.latency;
+  // Inside a node the ranks form a chain, and every device sends S up and S down it (both trees,
+  // half each, reduce and broadcast pipelined): 2S over its port, T = 2S/B_intra; a PCIe chain
+  // crosses each switch uplink once each way, S each: B ≤ 2·B_host_bridge. Between nodes, a node
+  // is an inner node (a parent and two children) of one tree and a leaf of the other: four tree
+  // edges of S/2 each way, 2S split over its k members' NIC shares: B ≤ k·B_inter_per_device. The
+  // fabric beyond the NICs is bounded as for a ring's k channels (fabric_bound), an approximation:
+  // tree edges do not follow the ring's one crossing per leaf group. Pipelined, T = 2·S/B +
+  // 2·⌈log2 p⌉·α (latency of the trees' depth, up and down).
+  double B = std::numeric_limits<double>::infinity();
+  double alpha = 0;
+  if (shape.max_per_node > 1) {
+    B = std::min(B, effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S));
+    alpha = std::max(alpha, cluster.intra.latency_s);
+  }
+  if (shape.spans_pcie_switches) B = std::min(B, 2 * effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S));
+  if (shape.nodes > 1) {
+    const double k = static_cast<double>(shape.min_per_node);
+    B = std::min(B, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S));
+    B = std::min(B, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), S));
+    alpha = std::max(alpha, inter_latency(cluster, shape));
+  }
+  const double seconds = 2 * S / B + 2 * std::ceil(std::log2(p)) * alpha;
   // Traffic: p−1 tree edges each carry S up and S down: 2S(p−1)/p per device; n−1 of those edges
   // join nodes.
   const double total = 2 * S * (p - 1) / p;

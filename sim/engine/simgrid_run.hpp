@@ -1,0 +1,31 @@
+#pragma once
+/// Internals of the simgrid backend (simgrid_engine.hpp): one SimGrid simulation in the calling
+/// process. It creates SimGrid's process-global engine, so only a child process calls it.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "sim/cluster.hpp"
+#include "sim/collectives.hpp"
+#include "sim/task_graph.hpp"
+
+namespace parasim::sim::simgrid_detail {
+
+/// Where the run writes what it found (the caller's memory, shared with the parent process).
+struct Output {
+  std::span<std::int64_t> start_ps;   ///< per task
+  std::span<std::int64_t> finish_ps;  ///< per task
+  std::int64_t makespan_ps = 0;
+  std::int64_t activities = 0;
+  std::int64_t communications = 0;
+  std::int64_t synchronisations = 0;  ///< semaphore acquisitions (a collective handed to a runner, a finish handed back)
+  double run_cpu_s = 0;   ///< CPU time of SimGrid's run (the platform built), for benchmarks
+  double run_wall_s = 0;  ///< wall time of the same
+};
+
+/// Builds the platform and the actors and runs the simulation to its end. Throws InternalError when
+/// a task never starts. Precondition: no SimGrid engine exists in this process yet.
+void run_here(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
+              std::span<const double> device_speed_flops, Output& out);
+
+}  // namespace parasim::sim::simgrid_detail
