@@ -1,0 +1,86 @@
+// report.html from `parasim SCENARIO.json`: written next to report.md, every name from the scenario
+// escaped (a model and a what-if named to inject script), the same bytes on every run, and — where
+// Debian's chromium is installed — drawn in a headless browser with no console error; the page and
+// its screenshot stay under <build>/test-artefacts/report-html/.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/cli/run_parasim.hpp"
+#include "tests/reports/html_browser.hpp"
+
+using parasim::testing::fresh_dir;
+using parasim::testing::run_parasim;
+using parasim::testing::Run;
+using parasim::testing::slurp;
+
+namespace {
+
+std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+const char* kHostile = R"({
+  "name": "escape",
+  "model": { "transformer": { "name": "<script>window.parasimInjected=1</script>", "layers": 4, "hidden": 256, "heads": 4,
+                              "vocab": 1000 }, "seq_len": 128 },
+  "training": { "global_batch": 8, "micro_batch": 1 },
+  "cluster": { "preset": "dgx-a100", "nodes": 1 },
+  "plan": { "tp": 2, "pp": 2, "dp": 2 },
+  "what_if": [ { "name": "</script><img src=x onerror=\"window.parasimInjected=2\">", "set": { "plan.tp": 1, "plan.dp": 4 } } ]
+})";
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped, the same bytes each run", "[cli][report][html]") {
+  const auto dir = fresh_dir("report-html");
+  std::ofstream(dir / "s.json") << kHostile;
+  const Run r = run_parasim(q(dir / "s.json") + " --out " + q(dir / "out"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Matchers::Contains((dir / "out" / "report.md").string() + ", " + (dir / "out" / "report.html").string()));
+  const std::string html = slurp(dir / "out" / "report.html");
+  // The model name in the page's text, escaped.
+  CHECK_THAT(html, Catch::Matchers::Contains("Model &lt;script&gt;window.parasimInjected=1&lt;/script&gt;."));
+  // The what-if's name as a table heading, and inside the chart data.
+  CHECK_THAT(html, Catch::Matchers::Contains("<th>&lt;/script&gt;&lt;img src=x onerror=&quot;window.parasimInjected=2&quot;&gt;</th>"));
+  CHECK_THAT(html, Catch::Matchers::Contains("\\u003c/script\\u003e\\u003cimg src=x onerror=\\\"window.parasimInjected=2\\\"\\u003e"));
+  // Only the page's own six script elements; no name opened a tag.
+  CHECK(count(html, "<script") == 6);
+  CHECK(count(html, "</script>") == 6);
+  CHECK(html.find("<img src=x") == std::string::npos);
+
+  const Run again = run_parasim(q(dir / "s.json") + " --out " + q(dir / "again"));
+  REQUIRE(again.exit_code == 0);
+  CHECK(slurp(dir / "again" / "report.html") == html);
+
+  const std::string missing = parasim::testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("browser part skipped: " << missing);
+  } else {
+    const auto artefacts = parasim::testing::html_artefact_dir();
+    std::filesystem::copy_file(dir / "out" / "report.html", artefacts / "scenario-run.html", std::filesystem::copy_options::overwrite_existing);
+    const auto view = parasim::testing::render_in_chromium(artefacts / "scenario-run.html", artefacts / "scenario-run.png");
+    INFO(view.err);
+    REQUIRE(view.exit_code == 0);
+    REQUIRE(view.seen.is_object());
+    INFO(view.seen.dump(2));
+    CHECK(view.seen.at("errors").empty());
+    CHECK(view.seen.at("injected") == false);
+    // A base and a what-if, simulated: the breakdown, memory, Pareto front and pipeline timeline.
+    CHECK(view.seen.at("total") == 4);
+    CHECK(view.seen.at("drawn") == 4);
+    for (const auto& chart : view.seen.at("charts")) {
+      INFO(chart.dump());
+      CHECK(chart.at("svg") == 1);
+      CHECK(chart.at("marks") > 0);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}

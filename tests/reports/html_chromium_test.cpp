@@ -1,0 +1,94 @@
+// report.html in a real browser: headless Chromium loads a report with every chart, and the test
+// checks what a reader would see — every chart drawn as SVG with one mark per datum, no console
+// error (a failed library, a chart spec Vega rejects, a policy violation), no injected script run —
+// and leaves the page and a screenshot under <build>/test-artefacts/report-html/.
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "html_browser.hpp"
+#include "reports/html.hpp"
+#include "tiny_simulation.hpp"
+
+using namespace parasim;
+
+TEST_CASE("report.html renders in headless Chromium with every chart drawn and no console error", "[reports][html][browser]") {
+  const std::string missing = testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
+  // A base and a what-if of the tiny GPT-2 step, named to inject script if anything were unescaped.
+  sim::Simulation base = testing::tiny_simulation("dgx-a100", "tiny</script><script>window.parasimInjected=1</script>", "base");
+  base.result.model = "gpt2 <script>window.parasimInjected=2</script><img src=x onerror=\"window.parasimInjected=3\">";
+  const sim::Simulation h100 = testing::tiny_simulation("dgx-h100", base.result.scenario, "<i>H100</i>");
+  const std::vector<sim::Result> results{base.result, h100.result};
+  const auto labels = reports::result_labels(results);
+
+  reports::HtmlReport report;
+  report.results = results;
+  report.ranking = reports::HtmlRanking{"step time", "s", {results[0].step_time_s, results[1].step_time_s}};
+  reports::HtmlSweep sweep{"cluster.device", "", {}};
+  sweep.points.push_back({"a100-80gb", std::nullopt, "", results[0]});
+  sweep.points.push_back({"h100-sxm", std::nullopt, "", results[1]});
+  report.sweeps.push_back(sweep);
+  report.timeline = reports::pipeline_timeline(base);
+
+  const auto dir = testing::html_artefact_dir();
+  const auto page = dir / "every-chart.html";
+  const auto screenshot = dir / "every-chart.png";
+  std::filesystem::remove(screenshot);
+  std::ofstream(page, std::ios::binary) << reports::render_html(report);
+
+  const testing::BrowserView view = testing::render_in_chromium(page, screenshot);
+  INFO(view.err);
+  REQUIRE(view.exit_code == 0);
+  REQUIRE(view.seen.is_object());
+  const auto& seen = view.seen;
+  INFO(seen.dump(2));
+  CHECK(seen.at("errors").empty());
+  CHECK(seen.at("page_errors").empty());
+  CHECK(seen.at("injected") == false);
+  // The browser shows the scenario name as text: the title is the name itself, not markup.
+  CHECK(seen.at("title") == "parasim report: " + results[0].scenario);
+  // Ranking, breakdown, memory, Pareto, one sweep, timeline.
+  CHECK(seen.at("total") == 6);
+  CHECK(seen.at("drawn") == 6);
+
+  // One mark per datum of each chart's spec: a bar per value; the memory chart's bars and capacity
+  // ticks; the Pareto chart's point and (possibly empty) name per result; per sweep figure one line
+  // and a point per sweep point.
+  const auto values = [](const reports::HtmlChart& c) { return c.spec.at("data").at("values").size(); };
+  const reports::HtmlChart memory = reports::memory_chart(results, labels);
+  const std::vector<std::pair<std::string, std::size_t>> expected{
+      {"vis-ranking", values(reports::ranking_chart(results, labels, *report.ranking))},
+      {"vis-breakdown", values(reports::breakdown_chart(results, labels))},
+      {"vis-memory", memory.spec.at("layer").at(0).at("data").at("values").size() + memory.spec.at("layer").at(1).at("data").at("values").size()},
+      {"vis-pareto", 2 * values(reports::pareto_chart(results, labels))},
+      {"vis-sweep-1", 3 * (1 + sweep.points.size())},
+      {"vis-timeline", report.timeline->bars.size()},
+  };
+  const auto& charts = seen.at("charts");
+  REQUIRE(charts.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO(expected[i].first);
+    CHECK(charts[i].at("id") == expected[i].first);
+    CHECK(charts[i].at("drawn") == true);
+    CHECK(charts[i].at("svg") == 1);
+    CHECK(charts[i].at("marks") == expected[i].second);
+  }
+  // The timeline names its rows on its axis: stage 0's and stage 1's compute and communication.
+  const auto& timeline_labels = charts[5].at("axis_labels");
+  for (const auto& row : report.timeline->rows)
+    CHECK(std::find(timeline_labels.begin(), timeline_labels.end(), row) != timeline_labels.end());
+  // The breakdown names each result on its axis, as text.
+  const auto& breakdown_labels = charts[1].at("axis_labels");
+  for (const auto& label : labels) CHECK(std::find(breakdown_labels.begin(), breakdown_labels.end(), label) != breakdown_labels.end());
+  // The screenshot is a PNG.
+  const std::string png = testing::slurp(screenshot);
+  REQUIRE(png.size() > 8);
+  CHECK(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");
+}
