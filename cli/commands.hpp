@@ -19,6 +19,12 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out);
 /// Registers `parasim model NAME|config.json|graph.json [--json] [--layers]`.
 void add_model_command(CLI::App& app, Action& action, std::ostream& out);
 
+/// Registers `parasim report RESULT.json… [--out DIR]`: saved results side by side.
+void add_report_command(CLI::App& app, Action& action, std::ostream& out);
+
+/// Registers `parasim search SCENARIO.json [--out DIR] [--top K] [--objective time|throughput|cost|memory]`.
+void add_search_command(CLI::App& app, Action& action, std::ostream& out);
+
 /// Parses argv and runs the chosen command. Throws parasim errors.
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

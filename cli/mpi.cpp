@@ -1,0 +1,120 @@
+#include "cli/mpi.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <vector>
+
+#include "common/error.hpp"
+
+#ifdef PARASIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace parasim::cli {
+namespace {
+
+#ifdef PARASIM_HAVE_MPI
+class MpiExecutor final : public strategies::search::Executor {
+ public:
+  MpiExecutor(int rank, int size, unsigned threads) : rank_(rank), size_(size), local_(threads) {}
+
+  std::vector<std::byte> map(std::size_t n, std::size_t record_bytes, const strategies::search::RecordTask& task,
+                             const strategies::search::ProgressFn& progress) const override {
+    const auto ranks = static_cast<std::size_t>(size_), me = static_cast<std::size_t>(rank_);
+    // Round-robin: rank r runs indices r, r + size, r + 2·size, … (neighbouring candidates cost
+    // alike, so each rank gets a fair share of the expensive ones).
+    const std::size_t mine = n > me ? (n - me + ranks - 1) / ranks : 0;
+    std::vector<std::byte> local;
+    std::exception_ptr failure;
+    try {
+      // Only rank 0 reports progress, scaled to the whole (its share is 1/size of the work).
+      const strategies::search::ProgressFn scaled =
+          progress && rank_ == 0 ? strategies::search::ProgressFn([&](std::size_t done, std::size_t) {
+            progress(std::min(n, done * ranks), n);
+          })
+                                 : strategies::search::ProgressFn();
+      local = local_.map(
+          mine, record_bytes, [&](std::size_t k, std::byte* out) { task(me + k * ranks, out); }, scaled);
+    } catch (...) {
+      failure = std::current_exception();
+      local.assign(mine * record_bytes, std::byte{0});
+    }
+    // Every rank learns whether any failed before the gather, so none waits for a rank that left.
+    int failed = failure ? rank_ + 1 : 0, first_failed = 0;
+    MPI_Allreduce(&failed, &first_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (failure) std::rethrow_exception(failure);
+    if (first_failed != 0)
+      throw PlanError("MPI rank " + std::to_string(first_failed - 1) + " failed while evaluating candidates; its message says why");
+
+    std::vector<int> counts(ranks), displs(ranks);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const std::size_t share = n > r ? (n - r + ranks - 1) / ranks : 0;
+      PARASIM_CHECK(share * record_bytes <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "MPI gather fits in an int count");
+      counts[r] = static_cast<int>(share * record_bytes);
+      displs[r] = static_cast<int>(total);
+      total += share * record_bytes;
+    }
+    std::vector<std::byte> gathered(total);
+    MPI_Allgatherv(local.data(), counts[me], MPI_BYTE, gathered.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+    std::vector<std::byte> records(n * record_bytes);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t r = i % ranks, k = i / ranks;
+      std::memcpy(records.data() + i * record_bytes, gathered.data() + static_cast<std::size_t>(displs[r]) + k * record_bytes, record_bytes);
+    }
+    if (progress && rank_ == 0) progress(n, n);
+    return records;
+  }
+
+ private:
+  int rank_, size_;
+  strategies::search::ThreadExecutor local_;
+};
+#endif
+
+}  // namespace
+
+bool mpi_available() {
+#ifdef PARASIM_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr; }
+
+MpiSession::MpiSession() {
+  if (!launched_by_mpirun()) return;
+#ifdef PARASIM_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  active_ = true;
+#else
+  note_ = "this build has no MPI (CMake found none): every rank runs the whole search alone";
+#endif
+}
+
+MpiSession::~MpiSession() {
+#ifdef PARASIM_HAVE_MPI
+  if (active_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+#endif
+}
+
+std::unique_ptr<strategies::search::Executor> MpiSession::executor(unsigned threads) const {
+#ifdef PARASIM_HAVE_MPI
+  if (active_ && size_ > 1) return std::make_unique<MpiExecutor>(rank_, size_, threads);
+#endif
+  return std::make_unique<strategies::search::ThreadExecutor>(threads);
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,47 @@
+#pragma once
+/// MPI for `mpirun -np N parasim search …` (Open MPI): the search's candidates are spread over the
+/// ranks and every rank gathers every figure, so all ranks rank alike and rank 0 alone prints and
+/// writes. MPI starts only when a launcher started this process (it set OMPI_COMM_WORLD_SIZE or
+/// PMIX_RANK): a plain `parasim search` needs no launcher and runs as one process. A build without
+/// MPI (CMake found none) always runs as one process and says so under a launcher.
+#include <memory>
+#include <string>
+
+#include "strategies/search/executor.hpp"
+
+namespace parasim::cli {
+
+/// Whether this build has MPI.
+[[nodiscard]] bool mpi_available();
+/// Whether a launcher (mpirun, srun with PMIx) started this process.
+[[nodiscard]] bool launched_by_mpirun();
+
+/// MPI for the lifetime of the object (MPI_Init … MPI_Finalize) when launched by mpirun and the
+/// build has MPI; one process otherwise. At most one at a time per process (MPI initialises once).
+class MpiSession {
+ public:
+  MpiSession();
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  [[nodiscard]] bool active() const { return active_; }
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+  /// Why MPI is not used under a launcher ("this build has no MPI"), or "".
+  [[nodiscard]] const std::string& note() const { return note_; }
+
+  /// An executor spreading tasks over the ranks, round-robin by index, each rank running its share on
+  /// `threads` threads, and gathering every record on every rank (MPI_Allgatherv). When a task fails
+  /// on any rank every rank throws: the failing rank its own error, the others a PlanError naming it.
+  /// Without MPI: a ThreadExecutor.
+  [[nodiscard]] std::unique_ptr<strategies::search::Executor> executor(unsigned threads) const;
+
+ private:
+  bool active_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+  std::string note_;
+};
+
+}  // namespace parasim::cli

@@ -1,0 +1,248 @@
+// `parasim search SCENARIO.json`: rank every plan of the scenario's model on its cluster
+// (strategies/search), with sim/ wired in as the evaluator (cli/search_evaluator.hpp), spread over
+// threads and, under mpirun, over MPI ranks (cli/mpi.hpp). Rank 0 prints the ranking and the Pareto
+// front and writes search.json; progress goes to stderr.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/mpi.hpp"
+#include "cli/output_files.hpp"
+#include "cli/progress.hpp"
+#include "cli/search_evaluator.hpp"
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "reports/format.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/model_source.hpp"
+#include "scenarios/search_spec.hpp"
+#include "sim/profile_json.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/search/search.hpp"
+#include "strategies/search/search_json.hpp"
+
+namespace parasim::cli {
+namespace {
+
+namespace search = strategies::search;
+
+struct SearchArgs {
+  std::string scenario;
+  std::string out;
+  std::string objective;
+  std::string profile;
+  std::int64_t top = 10;
+  std::int64_t simulate = 0;  // 0: the scenario's search.simulate_top
+  unsigned threads = 0;       // 0: every core (shared among the MPI ranks of a node)
+  bool json = false;
+  bool quiet = false;
+};
+
+/// Threads for this process: every core, divided among the MPI ranks that share the node.
+unsigned default_threads() {
+  unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0) cores = 1;
+  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+    const long ranks = std::strtol(local, nullptr, 10);
+    if (ranks > 1) cores = std::max(1u, cores / static_cast<unsigned>(ranks));
+  }
+  return cores;
+}
+
+std::string pad_left(const std::string& s, std::size_t width) {
+  const std::size_t w = reports::display_width(s);
+  return w >= width ? s : std::string(width - w, ' ') + s;
+}
+std::string pad_right(const std::string& s, std::size_t width) {
+  const std::size_t w = reports::display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+/// Whole numbers with thousands separators: 1234567 → "1,234,567".
+std::string grouped(double v) {
+  const std::string digits = reports::fixed(v, 0);
+  std::string out;
+  const std::size_t start = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scenario& s, const std::string& model, std::int64_t top,
+                           bool has_price) {
+  std::ostringstream t;
+  const auto& first = o.plans.front();
+  const bool tokens = first.best().tokens_per_s != first.best().samples_per_s;
+  t << "parasim search: " << reports::terminal_safe(s.name) << " — " << reports::terminal_safe(model) << " on "
+    << reports::terminal_safe(s.cluster.device) << " nodes of " << s.cluster.devices_per_node << ", global batch "
+    << s.training.global_batch << "\n";
+  t << o.candidates << " plans enumerated, " << o.valid << " valid, " << o.fitting << " fit in " << reports::gib(o.usable_memory_bytes)
+    << " GiB usable per device";
+  if (o.pipeline_cuts > 0) t << " (" << o.pipeline_cuts << " with stages cut by dynamic programming)";
+  t << "\n";
+  t << "ranked by " << search::to_string(o.objective) << ": every fitting plan by the closed-form estimate, the best " << o.simulated
+    << " simulated (analytical engine, one data-parallel replica standing for all) and ranked first\n";
+  if (o.refined > 0) t << "the best " << o.refined << " re-simulated with " << o.refine_name << " (figures in search.json)\n";
+  else t << o.refine_name << " re-simulation: none (" << reports::terminal_safe(o.refine_note) << ")\n";
+  t << "\n";
+
+  std::ostringstream head;
+  head << pad_left("rank", 5) << pad_left("step (s)", 11) << pad_left(tokens ? "tokens/s" : "samples/s", 13) << pad_left("MFU %", 7)
+       << pad_left("peak GiB", 10);
+  if (has_price) head << pad_left("cost/step", 11);
+  head << "  " << pad_right("figures", 11) << " plan";
+  t << head.str() << "\n";
+  auto row = [&](std::size_t i) {
+    const search::RankedPlan& p = o.plans[i];
+    const search::Evaluation& e = p.best();
+    t << pad_left(std::to_string(i + 1), 5) << pad_left(reports::fixed(e.step_time_s, 3), 11)
+      << pad_left(grouped(tokens ? e.tokens_per_s : e.samples_per_s), 13) << pad_left(reports::percent(e.mfu), 7)
+      << pad_left(reports::gib(p.memory.total_bytes()), 10);
+    if (has_price) t << pad_left(reports::significant(p.cost_per_step(o.price_per_device_hour), 4), 11);
+    t << "  " << pad_right(std::string(search::to_string(p.ranked_by())), 11) << " " << (p.pareto ? "* " : "  ")
+      << reports::terminal_safe(p.description) << (p.reference ? "  <- the scenario's plan" : "") << "\n";
+  };
+  const auto shown = std::min<std::size_t>(o.plans.size(), static_cast<std::size_t>(std::max<std::int64_t>(top, 1)));
+  for (std::size_t i = 0; i < shown; ++i) row(i);
+  if (o.reference && *o.reference >= shown) {
+    t << pad_left("...", 5) << "\n";
+    row(*o.reference);
+  }
+  t << "\n";
+  if (o.reference) {
+    const double best = first.best().step_time_s, mine = o.plans[*o.reference].best().step_time_s;
+    t << "the scenario's plan ranks " << *o.reference + 1 << " of " << o.plans.size() << "; the best plan's step is "
+      << reports::change_percent(best, mine) << " against it\n";
+  } else if (!o.reference_note.empty()) {
+    t << reports::terminal_safe(o.reference_note) << "\n";
+  }
+  t << "best plan of each mesh shape:";
+  for (std::size_t k = 0; k < o.shapes.size() && k < shown; ++k) {
+    const search::RankedPlan& p = o.plans[o.shapes[k]];
+    const auto& c = p.candidate;
+    t << (k ? "," : "") << " " << k + 1 << ". " << "tp " << c.plan.tp << " × pp " << c.plan.pp << " × dp "
+      << c.plan.dp;
+    if (c.plan.ep > 1) t << " (ep " << c.plan.ep << ")";
+    if (c.devices != first.candidate.devices) t << " on " << c.devices;
+    t << " (rank " << o.shapes[k] + 1 << ", " << reports::fixed(p.best().step_time_s, 3) << " s)";
+  }
+  t << "\n";
+  t << "Pareto front (step time × peak memory × devices, * above): ranks ";
+  for (std::size_t k = 0; k < o.pareto.size(); ++k) {
+    if (k == 12) {
+      t << ", … (" << o.pareto.size() << " in all, in search.json)";
+      break;
+    }
+    t << (k ? ", " : "") << o.pareto[k] + 1;
+  }
+  t << "\n";
+  return t.str();
+}
+
+int run_search_command(const SearchArgs& args, std::ostream& out) {
+  const MpiSession mpi;
+  const bool root = mpi.rank() == 0;
+  const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
+  const JsonDocument doc = JsonDocument::read_file(args.scenario);
+
+  sim::Profile profile = scenarios::scenario_profile(base);
+  if (!args.profile.empty()) {
+    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+    if (auto problem = sim::check_cluster_spec(base.cluster, profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
+                                                   problem->message);
+  }
+  const scenarios::SearchSpec spec = scenarios::decode_search_spec(doc, base, profile);
+  search::SearchOptions options;
+  options.space = spec.space;
+  options.objective = spec.objective;
+  options.price_per_device_hour = spec.price_per_device_hour;
+  options.simulate_top = args.simulate > 0 ? args.simulate : spec.simulate_top;
+  options.refine_top = spec.refine_top;
+  if (!args.objective.empty()) {
+    options.objective = *search::objective_from_string(args.objective);
+    if (options.objective == search::Objective::Cost && !spec.has_price)
+      throw InputError("<command line>", 0, 0, "", "--objective cost needs a price: set cluster.price_per_device_hour in the scenario");
+  }
+
+  const SearchEvaluator evaluator(base, profile);
+  search::SearchProblem problem;
+  problem.build_graph = [&base](std::int64_t batch) { return scenarios::build_model_graph(base.model, batch, base.file); };
+  problem.training = base.training;
+  problem.base = base.plan;
+  problem.nodes = base.cluster.nodes;
+  problem.devices_per_node = base.cluster.devices_per_node;
+  problem.usable_memory_bytes = profile.device(base.cluster.device).usable_memory_bytes();
+  search::Candidate reference;
+  reference.nodes = base.cluster.nodes;
+  reference.devices = base.cluster.device_count();
+  reference.training = base.training;
+  reference.plan = base.plan;
+  reference.plan.dp = strategies::resolve_dp(base.plan, reference.devices);
+  if (reference.plan.fsdp) {
+    reference.plan.fsdp = false;  // the same plan as ZeRO-3, which is how the search names it
+    reference.plan.zero = 3;
+  }
+  problem.reference = reference;
+
+  std::optional<Progress> progress;
+  if (root && !args.quiet) progress.emplace(std::cerr, stderr_is_terminal());
+  search::SearchObserver observer;
+  if (progress) {
+    observer.begin_phase = [&](std::string_view phase, std::size_t tasks) { progress->begin(phase, tasks); };
+    observer.progress = [&](std::size_t done, std::size_t) { progress->update(done); };
+    observer.end_phase = [&] { progress->end(); };
+  }
+  const unsigned threads = args.threads > 0 ? args.threads : default_threads();
+  const auto executor = mpi.executor(threads);
+  if (root && !args.quiet) {
+    std::cerr << "parasim search: " << threads << " thread" << (threads == 1 ? "" : "s");
+    if (mpi.active()) std::cerr << " on each of " << mpi.size() << " MPI ranks";
+    if (!mpi.note().empty()) std::cerr << " (" << mpi.note() << ")";
+    std::cerr << "\n";
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const search::SearchOutcome outcome = search::run_search(problem, options, evaluator.evaluator(), *executor, observer);
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!root) return 0;
+
+  const std::string model = scenarios::build_model_graph(base.model, 1, base.file).name();
+  const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
+  const std::string text = search::to_json(outcome, base.name, model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  write_atomically(out_dir / "search.json", text);
+  if (args.json) {
+    out << text;
+  } else {
+    out << render_ranking(outcome, base, model, args.top, spec.has_price || options.objective == search::Objective::Cost);
+    out << "wrote " << (out_dir / "search.json").string() << "\n";
+  }
+  if (!args.quiet) std::cerr << "parasim search: searched in " << Progress::duration_text(elapsed_s) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, Action& action, std::ostream& out) {
+  auto args = std::make_shared<SearchArgs>();
+  CLI::App* cmd = app.add_subcommand("search", "rank every plan of the scenario's model on its cluster (under mpirun: over the MPI ranks)");
+  cmd->add_option("scenario", args->scenario, "the scenario file: its model, training, cluster and \"search\" settings")->required();
+  cmd->add_option("--out", args->out, "output folder for search.json (wins over the scenario's output.dir)");
+  cmd->add_option("--top", args->top, "ranked plans the table shows (default 10; search.json has all)")->check(CLI::PositiveNumber);
+  cmd->add_option("--objective", args->objective, "what best means: time, throughput, cost or memory (wins over search.objective)")
+      ->check(CLI::IsMember(search::objective_names()));
+  cmd->add_option("--simulate", args->simulate, "candidates simulated with the analytical engine (wins over search.simulate_top)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", args->threads, "threads per process (default: every core, shared by the MPI ranks of a node)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
+  cmd->add_flag("--json", args->json, "print search.json on stdout instead of the table");
+  cmd->add_flag("--quiet", args->quiet, "no progress on stderr");
+  cmd->final_callback([&action, &out, args] { action = [&out, args] { return run_search_command(*args, out); }; });
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,83 @@
+#pragma once
+/// The plan search's evaluator, wired to sim/ (strategies/search never includes sim/):
+///  - simulate: sim::simulate with the analytical engine and the data-parallel replica shortcut;
+///  - refine: the same with the simgrid backend;
+///  - layer_costs: per graph layer, one micro-batch's forward, backward (recomputation included) and
+///    exposed intra-stage communication, and the send to a next stage, read from a *probe*: the
+///    candidate's model, tensor parallelism, micro-batch size, recomputation and sequence parallelism
+///    simulated for one micro-batch with every graph layer on a pipeline stage of its own (transformer
+///    embeddings and head share the first and last block's stage), no data parallelism. The probe is
+///    the lowering's own answer — the same segments, collectives and sends — at a few thousandths of
+///    the cost of a step; probes are cached per (tp, micro-batch, ep, recompute, sequence parallel,
+///    stage use).
+///  - estimate: a closed form over the probe's layer costs (see search_evaluator.cpp):
+///       T = (m − 1)·max_s W_s + (Σ_s W_s + (v − 1)·max_s W_s)/v        pipeline (Narayanan et al. 2021 §2.2)
+///         + pipeline sends on the fill and drain path
+///         + max_s (exposed gradient reduction_s + optimizer_s)
+///    with W_s stage s's per-micro-batch work, m micro-batches, v virtual stages; gradient reduction
+///    and ZeRO-3 gathers priced by sim's collective cost on the plan's real data-parallel groups.
+/// Every function is thread-safe: clusters and probes are built once under a lock and then shared.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "scenarios/scenario.hpp"
+#include "sim/cluster.hpp"
+#include "sim/profile.hpp"
+#include "strategies/search/evaluation.hpp"
+
+namespace parasim::cli {
+
+/// One layer's costs from a probe, per micro-batch on one device of its stage, in seconds.
+struct ProbeLayer {
+  double forward_s = 0;
+  double backward_s = 0;  ///< recomputation included
+  double comm_s = 0;      ///< exposed tensor-parallel and expert communication
+  double optimizer_s = 0; ///< the optimizer step of the layer's weights, without ZeRO
+  double boundary_s = 0;  ///< the layer's output to a next stage and its gradient back
+  double weight_bytes = 0;  ///< the layer's weights on one device (for ZeRO-3 gathers)
+  double grad_bytes = 0;    ///< the layer's gradients on one device (for their reduction)
+};
+
+class SearchEvaluator {
+ public:
+  /// `scenario` must come from the loader; `profile` is the one it uses.
+  SearchEvaluator(const scenarios::Scenario& scenario, sim::Profile profile);
+  SearchEvaluator(const SearchEvaluator&) = delete;
+  SearchEvaluator& operator=(const SearchEvaluator&) = delete;
+
+  /// The functions the search calls; they borrow this object, which must outlive them.
+  [[nodiscard]] strategies::search::Evaluator evaluator() const;
+
+  /// The cluster of `nodes` nodes (the scenario's, with that node count). Throws InputError naming
+  /// the problem when the cluster spec cannot have that many nodes.
+  [[nodiscard]] const sim::Cluster& cluster(std::int64_t nodes) const;
+  [[nodiscard]] const sim::Profile& profile() const { return profile_; }
+
+  [[nodiscard]] strategies::search::Evaluation estimate(const strategies::search::Candidate& c, const models::Graph& graph,
+                                                        const strategies::Plan& plan) const;
+  [[nodiscard]] strategies::search::Evaluation simulate(const strategies::search::Candidate& c, const models::Graph& graph,
+                                                        const strategies::Plan& plan, bool simgrid) const;
+  /// Per graph layer, for the candidate's tp, micro-batch, ep, recompute and sequence parallel.
+  [[nodiscard]] const std::vector<ProbeLayer>& probe(const strategies::search::Candidate& c, strategies::InnerAxisUse use) const;
+
+ private:
+  using ProbeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, int, bool, int>;
+  struct ProbeSlot {
+    std::once_flag once;
+    std::vector<ProbeLayer> layers;
+  };
+  [[nodiscard]] std::vector<ProbeLayer> run_probe(const strategies::search::Candidate& c, strategies::InnerAxisUse use) const;
+
+  scenarios::Scenario scenario_;
+  sim::Profile profile_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::int64_t, std::unique_ptr<sim::Cluster>> clusters_;
+  mutable std::map<ProbeKey, std::unique_ptr<ProbeSlot>> probes_;
+};
+
+}  // namespace parasim::cli
