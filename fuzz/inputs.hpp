@@ -1,0 +1,125 @@
+#pragma once
+/// What each fuzz target does with one input, shared by the libFuzzer targets (fuzz/*_fuzzer.cpp) and
+/// by the regression test (tests/fuzz/regressions_test.cpp), which replays every committed input in
+/// an ordinary build. One function per input format parasim reads: a scenario, a graph JSON, a
+/// Hugging Face config.json, a profile JSON and a result.json.
+///
+/// The contract each function checks is the project's: any bytes either load or fail with an
+/// InputError (a scenario whose plan cannot run may fail with a PlanError once simulated); anything
+/// else — another exception, a crash, a sanitizer report, a hang — is a bug. What loads must also
+/// hold together: a loaded graph passes Graph::check, a graph or profile survives to_json →
+/// from_json unchanged, and a scenario small enough simulates to a result that serialises.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "models/graph.hpp"
+#include "models/graph_json.hpp"
+#include "models/hf_config.hpp"
+#include "models/zoo.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/cluster.hpp"
+#include "sim/profile_json.hpp"
+#include "sim/result_json.hpp"
+#include "sim/simulate.hpp"
+#include "sim/task_estimate.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::fuzz {
+
+/// The name inputs are parsed under. Its folder does not exist, so a relative path in a scenario
+/// (a profile, a graph, an HF config) fails to open instead of reading the fuzzer's working folder.
+inline constexpr const char* kInputName = "/nonexistent-parasim-fuzz/input.json";
+
+/// Scenarios whose task graph is at most this big are simulated too (bigger ones only estimated),
+/// so one input takes milliseconds and the fuzzer explores inputs, not long simulations.
+inline constexpr std::uint64_t kMaxSimulatedTasks = 20'000;
+
+/// A scenario text: load it; for the base and every what-if build the model and the plan, estimate
+/// the task graph, and when it is small simulate it and serialise the result.
+inline void scenario(std::string_view text) {
+  scenarios::Scenario base;
+  try {
+    base = scenarios::parse_scenario(text, kInputName);
+  } catch (const InputError&) {
+    return;
+  }
+  std::vector<const scenarios::Scenario*> variants{&base};
+  for (const auto& w : base.what_ifs) variants.push_back(&w);
+  for (const scenarios::Scenario* v : variants) {
+    try {
+      const models::Graph graph = scenarios::build_model(*v);
+      const strategies::Plan plan = strategies::make_plan(graph, v->training, v->plan, v->cluster.device_count());
+      if (sim::estimate_task_graph(graph, plan).tasks > kMaxSimulatedTasks) continue;
+      const sim::Profile profile = scenarios::scenario_profile(*v);
+      const sim::Cluster cluster = sim::build_cluster(v->cluster, profile);
+      const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile);
+      (void)sim::json_text(sim::to_json(simulation.result));
+    } catch (const PlanError&) {
+    }
+  }
+}
+
+/// A graph JSON text: read it; a graph that loads is valid and survives a round trip through JSON.
+inline void graph_json(std::string_view text) {
+  models::Graph graph;
+  try {
+    graph = models::graph_from_json(JsonDocument::parse(text, kInputName));
+  } catch (const InputError&) {
+    return;
+  }
+  if (const auto problem = graph.check()) PARASIM_CHECK(false, "graph_from_json returned an invalid graph: " + problem->message);
+  const models::Graph again = models::graph_from_json(JsonDocument::parse(models::to_json_text(graph), kInputName));
+  PARASIM_CHECK(again == graph, "a graph read from JSON differs after to_json → graph_from_json");
+}
+
+/// A Hugging Face config.json text: when it reads as one, build its model; the graph is valid.
+inline void hf_config(std::string_view text) {
+  try {
+    const JsonDocument doc = JsonDocument::parse(text, kInputName);
+    if (!models::is_hf_config(doc.root())) return;
+    const models::Graph graph = models::build_hf_model(doc, models::ModelOptions{});
+    if (const auto problem = graph.check()) PARASIM_CHECK(false, "build_hf_model returned an invalid graph: " + problem->message);
+  } catch (const InputError&) {
+  }
+}
+
+/// A profile JSON text: read it; a profile that loads survives a round trip through JSON.
+inline void profile(std::string_view text) {
+  sim::Profile p;
+  try {
+    p = sim::profile_from_json(JsonDocument::parse(text, kInputName));
+  } catch (const InputError&) {
+    return;
+  }
+  const sim::Profile again = sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), kInputName));
+  PARASIM_CHECK(again == p, "a profile read from JSON differs after to_json → profile_from_json");
+}
+
+/// A result.json text (one result or an array of them, as `parasim report` reads): read it.
+inline void result_json(std::string_view text) {
+  try {
+    (void)sim::results_from_json(JsonDocument::parse(text, kInputName));
+  } catch (const InputError&) {
+  }
+}
+
+/// libFuzzer's entry, for any of the functions above: an exception that escapes is a bug, reported
+/// with its message before the abort libFuzzer catches.
+inline int run_input(void (*target)(std::string_view), const std::uint8_t* data, std::size_t size) {
+  try {
+    target(std::string_view(reinterpret_cast<const char*>(data), size));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parasim fuzz: uncaught exception: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}
+
+}  // namespace parasim::fuzz
