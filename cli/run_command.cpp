@@ -9,6 +9,7 @@
 #include "cli/output_files.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
+#include "reports/html.hpp"
 #include "reports/format.hpp"
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"
@@ -31,6 +32,7 @@ struct RunArgs {
   std::string profile;
   bool json = false;
   bool allow_oom = false;
+  bool no_replica_shortcut = false;
   std::int64_t trace_devices = -1;  // -1: the default selection; 0: every device
   std::int64_t max_tasks = 0;       // 0: kDefaultMaxTasks
   double max_memory_gib = 0;        // 0: the memory available when the run starts
@@ -100,15 +102,22 @@ void check_task_budget(const sim::TaskEstimate& e, const std::string& variant, c
                     (args.max_memory_gib > 0 ? " of --max-memory" : " of memory available") + "; raise --max-memory (GiB) to run it anyway");
 }
 
-/// The devices the trace shows by default: every device of a cluster of at most 64; else the whole
-/// first data-parallel replica when it is small enough to read (≤ 64 devices), else one device per
-/// pipeline stage (the first tensor rank), so the trace always shows the whole pipeline.
-reports::TraceOptions default_trace(const strategies::Plan& plan) {
+/// The devices the trace shows by default, among those simulated: all of them when at most 64; else
+/// the whole first data-parallel replica when it has at most 64 devices; else one device per pipeline
+/// stage (the first tensor-parallel rank), so the trace always shows the whole pipeline.
+reports::TraceOptions default_trace(const strategies::Plan& plan, const sim::LoweredStep& step) {
   reports::TraceOptions t;
   const auto& mesh = plan.mesh;
-  if (mesh.device_count() <= 64) return t;
+  const auto& simulated = step.simulated_devices;
+  if (simulated.size() <= 64) {
+    if (static_cast<std::int64_t>(simulated.size()) < mesh.device_count()) {
+      t.devices = simulated;
+      t.selection = "every simulated device: identical data-parallel replicas were simulated once";
+    }
+    return t;
+  }
   const std::int64_t replica = plan.pp * plan.tp();
-  for (std::int64_t d = 0; d < mesh.device_count(); ++d) {
+  for (const std::int64_t d : simulated) {
     const auto c = mesh.coords_of(d);
     bool first_replica = true, first_rank = true;
     for (std::size_t a = 0; a < c.size(); ++a) {
@@ -119,7 +128,6 @@ reports::TraceOptions default_trace(const strategies::Plan& plan) {
     if (replica <= 64 ? first_replica : first_rank) t.devices.push_back(d);
   }
   t.selection = replica <= 64 ? "the first data-parallel replica" : "one device per pipeline stage, first tensor-parallel rank";
-  if (static_cast<std::int64_t>(t.devices.size()) == mesh.device_count()) t.devices.clear();
   return t;
 }
 
@@ -138,15 +146,17 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
   // Every variant's task graph is sized before any is lowered, so a scenario too large for this
-  // machine is refused at once, not after the variants before it have run.
+  // machine is refused at once, not after the variants before it have run. A cluster spec has one
+  // device kind, so the replica shortcut applies whenever it is on.
   for (const auto& v : variants) {
     const models::Graph graph = scenarios::build_model(v.scenario);
     const strategies::Plan plan = strategies::make_plan(graph, v.scenario.training, v.scenario.plan, v.scenario.cluster.device_count());
-    check_task_budget(sim::estimate_task_graph(graph, plan), v.name, args);
+    check_task_budget(sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = !args.no_replica_shortcut}), v.name, args);
   }
 
   std::vector<sim::Result> results;
   std::optional<PendingFile> trace;
+  std::optional<reports::PipelineTimeline> timeline;  // the base's, for report.html
   reports::TraceSummary trace_summary;
   std::vector<std::string> oom;
   for (const auto& v : variants) {
@@ -163,7 +173,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     sim::Backend backend = s.backend == scenarios::Backend::SimGrid ? sim::Backend::SimGrid : sim::Backend::Analytical;
     if (!args.backend.empty()) backend = args.backend == "simgrid" ? sim::Backend::SimGrid : sim::Backend::Analytical;
 
-    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend);
+    sim::LowerOptions lower_options;
+    lower_options.replicate_data_parallel = !args.no_replica_shortcut;
+    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend, lower_options);
     simulation.result.scenario = base.name;
     simulation.result.variant = v.name;
     if (!simulation.result.fits) {
@@ -177,10 +189,17 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     if (results.empty()) {
       // The base's trace is written now (a temporary file) so its task graph can be freed before the
       // what-ifs run; it takes its final name only when every output is ready.
-      reports::TraceOptions options = default_trace(plan);
-      if (args.trace_devices == 0) options = {};
-      if (args.trace_devices == 0) options.max_devices = simulation.step.tasks.devices;
+      reports::TraceOptions options = default_trace(plan, simulation.step);
+      if (args.trace_devices == 0) {
+        options = {};
+        options.max_devices = simulation.step.tasks.devices;
+        if (simulation.step.replica_shortcut) {
+          options.devices = simulation.step.simulated_devices;
+          options.selection = "every simulated device: identical data-parallel replicas were simulated once";
+        }
+      }
       if (args.trace_devices > 0) options = reports::TraceOptions{args.trace_devices, {}, {}};
+      timeline = reports::pipeline_timeline(simulation);
       trace.emplace(out_dir / "trace.json",
                     [&](std::ostream& o) { trace_summary = reports::write_trace(o, simulation, options); });
     }
@@ -197,14 +216,18 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   const std::string result_json = sim::json_text(sim::to_json(std::span<const sim::Result>(results)));
   PendingFile result_file(out_dir / "result.json", [&](std::ostream& o) { o << result_json; });
   PendingFile report_file(out_dir / "report.md", [&](std::ostream& o) { o << reports::render_markdown(results); });
-  commit_together({&result_file, &report_file, &*trace});
+  reports::HtmlReport page;
+  page.results = results;
+  page.timeline = std::move(timeline);
+  PendingFile html_file(out_dir / "report.html", [&](std::ostream& o) { o << reports::render_html(page); });
+  commit_together({&result_file, &report_file, &html_file, &*trace});
 
   if (args.json) {
     out << result_json;
   } else {
     out << reports::render_table(results);
     out << "\nwrote " << (out_dir / "result.json").string() << ", " << (out_dir / "report.md").string() << ", "
-        << (out_dir / "trace.json").string() << "\n";
+        << (out_dir / "report.html").string() << ", " << (out_dir / "trace.json").string() << "\n";
     if (trace_summary.truncated) out << trace_summary.note << "\n";
     if (!oom.empty()) {
       out << "\nWARNING: the plan does not fit in device memory (--allow-oom):\n";
@@ -225,6 +248,8 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
   app.add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
   app.add_flag("--json", args->json, "print result.json on stdout instead of the table");
   app.add_flag("--allow-oom", args->allow_oom, "report a plan that does not fit in memory instead of failing");
+  app.add_flag("--no-replica-shortcut", args->no_replica_shortcut,
+               "simulate every data-parallel replica (by default identical replicas are simulated once)");
   app.add_option("--trace-devices", args->trace_devices,
                  "devices in trace.json: N = the first N, 0 = all (default: the first replica, or one per stage)")
       ->check(CLI::NonNegativeNumber);

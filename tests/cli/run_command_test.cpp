@@ -46,7 +46,7 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   // The table names the backend and the profile behind every figure.
-  CHECK_THAT(r.out, Catch::Matchers::Contains("Figures from the analytical backend with profile \"datasheet\""));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("the analytical backend with profile \"datasheet\" (built-in datasheet figures)"));
   const auto results = nlohmann::json::parse(slurp(out / "result.json"));
   REQUIRE(results.is_array());
   CHECK(results.at(0).at("schema") == "parasim.result/1");
@@ -62,16 +62,17 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   }
   CHECK(!processes.empty());
   CHECK(processes == named);
-  const std::int64_t devices = results.at(0).at("device_count");
-  // Clusters of up to 64 devices are traced whole; larger ones one device per pipeline stage.
-  if (devices <= 64) CHECK(static_cast<std::int64_t>(processes.size()) == devices);
+  // Up to 64 simulated devices are traced whole (identical data-parallel replicas are simulated once);
+  // more, one replica or one device per pipeline stage.
+  const std::int64_t simulated = results.at(0).at("simulated_device_count");
+  if (simulated <= 64) CHECK(static_cast<std::int64_t>(processes.size()) == simulated);
   std::filesystem::remove_all(out);
 }
 
 TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]") {
   const auto dir = fresh_dir("trace");
   const auto scenario = scenario_file(dir, kSmall);
-  const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0");
+  const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0 --no-replica-shortcut");
   REQUIRE(r.exit_code == 0);
   const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
   std::set<std::int64_t> pids;
@@ -83,6 +84,28 @@ TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]
   // tp 2 × pp 2 × dp 2 = 8 devices; 5 streams each (compute, comm.tp, comm.dp, comm.ep, p2p).
   CHECK(pids == std::set<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(threads.size() == 8 * 5);
+  CHECK(nlohmann::json::parse(slurp(dir / "out" / "result.json")).at(0).at("replica_shortcut") == false);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("identical data-parallel replicas are simulated once and the outputs say so", "[cli][run]") {
+  const auto dir = fresh_dir("shortcut");
+  const auto scenario = scenario_file(dir, kSmall);
+  const Run shortcut = run_parasim(q(scenario) + " --out " + q(dir / "a"));
+  const Run full = run_parasim(q(scenario) + " --out " + q(dir / "b") + " --no-replica-shortcut");
+  REQUIRE(shortcut.exit_code == 0);
+  REQUIRE(full.exit_code == 0);
+  // tp 2 × pp 2 × dp 2: one replica is tp × pp = 4 of the 8 devices.
+  CHECK_THAT(shortcut.out, Catch::Matchers::Contains("identical data-parallel replicas simulated once (4 of 8 devices)"));
+  const auto a = nlohmann::json::parse(slurp(dir / "a" / "result.json")).at(0);
+  const auto b = nlohmann::json::parse(slurp(dir / "b" / "result.json")).at(0);
+  CHECK(a.at("replica_shortcut") == true);
+  CHECK(a.at("simulated_device_count") == 4);
+  // Identical replicas reach every gradient all-reduce together: the step, its breakdown and the
+  // traffic are the same whether one replica or both are simulated.
+  CHECK(a.at("step_time_s") == b.at("step_time_s"));
+  CHECK(a.at("time_breakdown_mean") == b.at("time_breakdown_mean"));
+  CHECK(a.at("communication") == b.at("communication"));
   std::filesystem::remove_all(dir);
 }
 
