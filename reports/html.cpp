@@ -175,30 +175,49 @@ std::string json_for_script(const nlohmann::ordered_json& value) {
   return out;
 }
 
-std::string render_html(std::span<const sim::Result> results) { return render_html(HtmlReport{"", results, {}, {}, {}, {}, 0}); }
+std::string render_html(std::span<const sim::Result> results) {
+  HtmlReport report;
+  report.results = results;
+  return render_html(report);
+}
 
 std::string render_html(const HtmlReport& report) {
   const auto results = report.results;
-  PARASIM_CHECK(!results.empty(), "a report needs at least one result");
+  PARASIM_CHECK(!results.empty() || report.search, "a report needs at least one result or a search");
   PARASIM_CHECK(report.labels.empty() || report.labels.size() == results.size(), "a report needs one label per result");
-  PARASIM_CHECK(report.timeline_result < results.size(), "the timeline's result must be one of the report's");
+  PARASIM_CHECK(!report.timeline || !report.timeline_of.empty() || report.timeline_result < results.size(),
+                "the timeline's result must be one of the report's");
+  PARASIM_CHECK(!(report.ranking && report.search), "a report ranks its results or shows a search, not both");
   const std::vector<std::string> labels = report.labels.empty() ? result_labels(results) : report.labels;
-  const sim::Result& first = results.front();
-  const std::string title = report.title.empty() ? "parasim report: " + first.scenario : report.title;
+  const std::string title = !report.title.empty() ? report.title
+                            : !results.empty()    ? "parasim report: " + results.front().scenario
+                                                  : "parasim search: " + report.search->scenario;
+  const std::string model = !results.empty() ? results.front().model : report.search->model;
 
   std::vector<HtmlChart> charts;
   std::vector<std::string> omitted;
-  if (report.ranking) charts.push_back(ranking_chart(results, labels, *report.ranking));
-  else omitted.push_back("Ranked plans: these results do not come from a plan search (parasim search ranks plans).");
-  charts.push_back(breakdown_chart(results, labels));
-  charts.push_back(memory_chart(results, labels));
-  if (results.size() >= 2) charts.push_back(pareto_chart(results, labels));
-  else omitted.push_back("Pareto front: it needs at least two results to compare.");
+  if (report.search) {
+    charts.push_back(search_ranking_chart(*report.search));
+    charts.push_back(search_breakdown_chart(*report.search));
+    charts.push_back(search_memory_chart(*report.search));
+    charts.push_back(search_pareto_chart(*report.search));
+  } else {
+    if (report.ranking) charts.push_back(ranking_chart(results, labels, *report.ranking));
+    else omitted.push_back("Ranked plans: these results do not come from a plan search (parasim search ranks plans).");
+    charts.push_back(breakdown_chart(results, labels));
+    charts.push_back(memory_chart(results, labels));
+    if (results.size() >= 2) charts.push_back(pareto_chart(results, labels));
+    else omitted.push_back("Pareto front: it needs at least two results to compare.");
+  }
   for (std::size_t i = 0; i < report.sweeps.size(); ++i)
     if (!report.sweeps[i].points.empty()) charts.push_back(sweep_chart(report.sweeps[i], i));
-  if (report.sweeps.empty()) omitted.push_back("Sweep curves: these results hold no sweep.");
-  if (report.timeline) charts.push_back(timeline_chart(*report.timeline, labels[report.timeline_result]));
-  else omitted.push_back("Pipeline timeline: saved results (result.json) keep no task timeline; it is drawn when a scenario is simulated.");
+  if (report.sweeps.empty()) omitted.push_back("Sweep curves: these results hold no sweep (a scenario's \"sweep\" varies its fields).");
+  if (report.timeline)
+    charts.push_back(timeline_chart(*report.timeline, report.timeline_of.empty() ? labels[report.timeline_result] : report.timeline_of));
+  else if (report.search)
+    omitted.push_back("Pipeline timeline: the search simulated no plan's step for a timeline.");
+  else
+    omitted.push_back("Pipeline timeline: saved results (result.json) keep no task timeline; it is drawn when a scenario is simulated.");
 
   std::string html;
   html.reserve(1 << 20);
@@ -212,28 +231,43 @@ std::string render_html(const HtmlReport& report) {
   html += "<script>" + std::string(kErrorHook) + "</script>\n</head>\n<body>\n<main>\n";
 
   html += "<header>\n<h1>" + escape_html(title) + "</h1>\n";
-  html += "<p>Model " + escape_html(first.model) + ". ";
-  bool same_provenance = true;
-  for (const auto& r : results) same_provenance = same_provenance && provenance(r) == provenance(first);
-  if (same_provenance) {
-    html += "Every figure comes from " + escape_html(provenance(first)) + ".</p>\n";
-  } else {
-    html += "The figures come from:</p>\n<ul>\n";
-    for (std::size_t i = 0; i < results.size(); ++i)
-      html += "<li>" + escape_html(labels[i]) + ": " + escape_html(provenance(results[i])) + "</li>\n";
-    html += "</ul>\n";
+  html += "<p>Model " + escape_html(model) + ".";
+  if (report.search) {
+    const auto& o = *report.search->outcome;
+    html += " A plan search: " + std::to_string(o.candidates) + " plans enumerated, " + std::to_string(o.valid) + " valid, " +
+            std::to_string(o.fitting) + " fit in memory, " + std::to_string(o.simulated) + " simulated by the analytical engine";
+    if (o.refined > 0) html += ", " + std::to_string(o.refined) + " re-simulated by " + escape_html(o.refine_name);
+    html += "; best plan: " + escape_html(o.plans.empty() ? std::string("none") : o.plans.front().description) + ".";
   }
-  html += "</header>\n<nav>\n<a href=\"#comparison\">Comparison</a>\n";
+  if (results.empty()) {
+    html += "</p>\n";
+  } else {
+    bool same_provenance = true;
+    for (const auto& r : results) same_provenance = same_provenance && provenance(r) == provenance(results.front());
+    if (same_provenance) {
+      html += " Every " + std::string(report.search ? "simulated result" : "figure") + " comes from " +
+              escape_html(provenance(results.front())) + ".</p>\n";
+    } else {
+      html += " The figures come from:</p>\n<ul>\n";
+      for (std::size_t i = 0; i < results.size(); ++i)
+        html += "<li>" + escape_html(labels[i]) + ": " + escape_html(provenance(results[i])) + "</li>\n";
+      html += "</ul>\n";
+    }
+  }
+  html += "</header>\n<nav>\n";
+  if (!results.empty()) html += "<a href=\"#comparison\">Comparison</a>\n";
   for (const auto& c : charts) html += "<a href=\"#chart-" + c.id + "\">" + escape_html(c.title) + "</a>\n";
   html += "</nav>\n";
 
-  html += "<section id=\"comparison\">\n<h2>Comparison</h2>\n<p class=\"caption\">";
-  html += results.size() > 1 ? "Each figure with its unit; \"vs " + escape_html(labels[0]) + "\" is the change against " +
-                                   escape_html(labels[0]) + " in percent of its value. Plans: "
-                             : std::string("Each figure with its unit. Plan: ");
-  for (std::size_t i = 0; i < results.size(); ++i)
-    html += (i > 0 ? "; " : "") + (results.size() > 1 ? escape_html(labels[i]) + ": " : std::string()) + escape_html(results[i].plan);
-  html += ".</p>\n" + comparison_table(results, labels) + "</section>\n";
+  if (!results.empty()) {
+    html += "<section id=\"comparison\">\n<h2>Comparison</h2>\n<p class=\"caption\">";
+    html += results.size() > 1 ? "Each figure with its unit; \"vs " + escape_html(labels[0]) + "\" is the change against " +
+                                     escape_html(labels[0]) + " in percent of its value. Plans: "
+                               : std::string("Each figure with its unit. Plan: ");
+    for (std::size_t i = 0; i < results.size(); ++i)
+      html += (i > 0 ? "; " : "") + (results.size() > 1 ? escape_html(labels[i]) + ": " : std::string()) + escape_html(results[i].plan);
+    html += ".</p>\n" + comparison_table(results, labels) + "</section>\n";
+  }
 
   for (const auto& c : charts) {
     html += "<section class=\"chart\" id=\"chart-" + c.id + "\">\n<h2>" + escape_html(c.title) + "</h2>\n";

@@ -1,35 +1,27 @@
 #include "reports/html_charts.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 
 #include "common/error.hpp"
 #include "reports/comparison.hpp"
 #include "reports/format.hpp"
-#include "sim/result_json.hpp"
+#include "reports/html_spec.hpp"
 
 namespace parasim::reports {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using html_spec::base_spec;
+using html_spec::field;
+using html_spec::in_gib;
+using html_spec::Json;
+using html_spec::kFormat;
+using html_spec::num;
+using html_spec::strings;
 
-constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
-/// d3-format for figures in tooltips and axes: 4 significant digits, thousands grouped, no exponent.
-constexpr const char* kFormat = ",.4~r";
-constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 constexpr double kPsPerMs = 1e9;
 /// Above this many bars the memory chart shows each result's peak stage only.
 constexpr std::size_t kMaxMemoryBars = 40;
-
-/// A figure as the spec holds it: 6 significant digits are more than a chart can show, and keep the
-/// page small; the rounding is deterministic, so the same Result gives the same bytes.
-Json num(double x) {
-  if (!std::isfinite(x)) return nullptr;
-  return x == 0 ? 0.0 : sim::round_significant(x, 6);  // -0 prints as 0
-}
-
-double in_gib(double bytes) { return bytes / kBytesPerGib; }
 
 bool is_communication(sim::Category c) {
   return c == sim::Category::TensorComm || c == sim::Category::PipelineComm || c == sim::Category::GradientComm ||
@@ -65,26 +57,7 @@ std::string group_of(sim::Category c) {
   return is_communication(c) ? "exposed communication" : "compute";
 }
 
-Json strings(std::span<const std::string> values) {
-  Json a = Json::array();
-  for (const auto& v : values) a.push_back(v);
-  return a;
-}
-
-Json base_spec(const std::string& description) {
-  Json spec;
-  spec["$schema"] = kSchema;
-  spec["description"] = description;
-  return spec;
-}
-
 Json tooltip(std::initializer_list<Json> fields) { return Json(fields); }
-
-Json field(const std::string& name, const std::string& type, const std::string& title, const std::string& format = "") {
-  Json f{{"field", name}, {"type", type}, {"title", title}};
-  if (!format.empty()) f["format"] = format;
-  return f;
-}
 
 void check_labels(std::span<const sim::Result> results, std::span<const std::string> labels) {
   PARASIM_CHECK(labels.size() == results.size(), "a chart needs one label per result");
@@ -308,9 +281,9 @@ HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std
                       {"status", !r.fits ? "does not fit" : optimal[i] ? "on the Pareto front" : "dominated"},
                       {"front_label", optimal[i] ? Json(labels[i]) : Json("")}});
   }
-  const Json x = {{"field", "step_time_s"}, {"type", "quantitative"}, {"scale", {{"zero", false}}}, {"axis", {{"format", kFormat}}},
+  const Json x = {{"field", "step_time_s"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
                   {"title", "step time (s)"}};
-  const Json y = {{"field", "peak_gib"}, {"type", "quantitative"}, {"scale", {{"zero", false}}}, {"axis", {{"format", kFormat}}},
+  const Json y = {{"field", "peak_gib"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
                   {"title", "peak memory per device (GiB)"}};
   Json spec = base_spec("Pareto front of step time, peak memory per device and device count");
   spec["width"] = 640;

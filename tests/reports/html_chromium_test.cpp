@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "html_browser.hpp"
+#include "html_hand_search.hpp"
 #include "reports/html.hpp"
 #include "tiny_simulation.hpp"
 
@@ -88,6 +89,83 @@ TEST_CASE("report.html renders in headless Chromium with every chart drawn and n
   const auto& breakdown_labels = charts[1].at("axis_labels");
   for (const auto& label : labels) CHECK(std::find(breakdown_labels.begin(), breakdown_labels.end(), label) != breakdown_labels.end());
   // The screenshot is a PNG.
+  const std::string png = testing::slurp(screenshot);
+  REQUIRE(png.size() > 8);
+  CHECK(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");
+}
+
+TEST_CASE("a search's report.html renders in headless Chromium: ranked plans, breakdown, memory, Pareto, sweep, timeline", "[reports][html][browser][search]") {
+  const std::string missing = testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
+  // The hand-written search (four plans, the scenario's third), a plan named to inject script, its
+  // best plan simulated (the tiny GPT-2 step) for the table and the timeline, and a sweep of two
+  // device kinds × two node counts (two curves of two points).
+  strategies::search::SearchOutcome outcome = testing::hand_search();
+  outcome.plans[1].description = "tp 4 </script><script>window.parasimInjected=4</script>";
+  const sim::Simulation best = testing::tiny_simulation("dgx-a100", "search <b>", "best plan");
+  const std::vector<sim::Result> results{best.result};
+  const sim::Simulation h100 = testing::tiny_simulation("dgx-h100", "search <b>", "h100");
+  const std::vector<sim::Result> points{best.result, best.result, h100.result, h100.result};
+  const std::vector<reports::SweepChanges> changes{{{"cluster.device", "\"a100-80gb\""}, {"cluster.nodes", "1"}},
+                                                   {{"cluster.device", "\"a100-80gb\""}, {"cluster.nodes", "2"}},
+                                                   {{"cluster.device", "\"h100-sxm\""}, {"cluster.nodes", "1"}},
+                                                   {{"cluster.device", "\"h100-sxm\""}, {"cluster.nodes", "2"}}};
+
+  reports::HtmlReport report;
+  report.results = results;
+  report.search = reports::HtmlSearch{&outcome, "search <b>", "gpt2 <script>window.parasimInjected=5</script>", 20, 500};
+  report.sweeps.push_back(reports::sweep_from_points(changes, points));
+  report.timeline = reports::pipeline_timeline(best);
+  report.timeline_of = reports::plan_label(outcome, 0);
+
+  const auto dir = testing::html_artefact_dir();
+  const auto page = dir / "search.html";
+  const auto screenshot = dir / "search.png";
+  std::filesystem::remove(screenshot);
+  std::ofstream(page, std::ios::binary) << reports::render_html(report);
+
+  const testing::BrowserView view = testing::render_in_chromium(page, screenshot);
+  INFO(view.err);
+  REQUIRE(view.exit_code == 0);
+  REQUIRE(view.seen.is_object());
+  const auto& seen = view.seen;
+  INFO(seen.dump(2));
+  CHECK(seen.at("errors").empty());
+  CHECK(seen.at("page_errors").empty());
+  CHECK(seen.at("injected") == false);
+  CHECK(seen.at("title") == "parasim report: search <b>");
+  CHECK(seen.at("total") == 6);
+  CHECK(seen.at("drawn") == 6);
+
+  // One mark per datum: a bar per value (ranked plans, breakdown), the memory bars and capacity
+  // ticks, a point and a (possibly empty) name per Pareto point, per sweep figure a line per curve
+  // and a point per sweep point, a bar per timeline bar.
+  const reports::HtmlSearch& s = *report.search;
+  const auto values = [](const reports::HtmlChart& c) { return c.spec.at("data").at("values").size(); };
+  const reports::HtmlChart memory = reports::search_memory_chart(s);
+  const std::vector<std::pair<std::string, std::size_t>> expected{
+      {"vis-ranking", values(reports::search_ranking_chart(s))},
+      {"vis-breakdown", values(reports::search_breakdown_chart(s))},
+      {"vis-memory", memory.spec.at("layer").at(0).at("data").at("values").size() + memory.spec.at("layer").at(1).at("data").at("values").size()},
+      {"vis-pareto", 2 * values(reports::search_pareto_chart(s))},
+      {"vis-sweep-1", 3 * (2 + 4)},
+      {"vis-timeline", report.timeline->bars.size()},
+  };
+  const auto& charts = seen.at("charts");
+  REQUIRE(charts.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    INFO(expected[i].first);
+    CHECK(charts[i].at("id") == expected[i].first);
+    CHECK(charts[i].at("drawn") == true);
+    CHECK(charts[i].at("svg") == 1);
+    CHECK(charts[i].at("marks") == expected[i].second);
+  }
+  // The ranked plans are named on the axis as text, the injected one included.
+  const auto& ranking_labels = charts[0].at("axis_labels");
+  CHECK(std::find(ranking_labels.begin(), ranking_labels.end(), reports::plan_label(outcome, 1)) != ranking_labels.end());
   const std::string png = testing::slurp(screenshot);
   REQUIRE(png.size() > 8);
   CHECK(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");

@@ -172,7 +172,7 @@ TEST_CASE("html: one section per chart, and the charts left out listed with the 
   CHECK_THAT(plain, Catch::Matchers::Contains("<div class=\"vis\" id=\"vis-memory\">"));
   CHECK_THAT(plain, Catch::Matchers::Contains("<li>Ranked plans: these results do not come from a plan search"));
   CHECK_THAT(plain, Catch::Matchers::Contains("<li>Pareto front: it needs at least two results to compare.</li>"));
-  CHECK_THAT(plain, Catch::Matchers::Contains("<li>Sweep curves: these results hold no sweep.</li>"));
+  CHECK_THAT(plain, Catch::Matchers::Contains("<li>Sweep curves: these results hold no sweep (a scenario&#39;s &quot;sweep&quot; varies its fields).</li>"));
   CHECK_THAT(plain, Catch::Matchers::Contains("<li>Pipeline timeline: saved results (result.json) keep no task timeline"));
 
   const std::vector<sim::Result> two{testing::hand_result(), testing::hand_result("slow", 3.0)};

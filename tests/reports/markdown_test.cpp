@@ -45,9 +45,11 @@ TEST_CASE("markdown: a hostile scenario name cannot break a table, a line or inj
   for (auto& r : rs) {
     r.scenario = hostile;
     r.plan = "pp | 2 <i>";
+    r.model = "gpt <script>alert(2)</script>";
   }
   const std::string md = reports::render_markdown(rs);
   CHECK(md.find("<script>") == std::string::npos);
+  CHECK(md.find("Model gpt \\<script\\>alert(2)\\</script\\>. ") != std::string::npos);
   CHECK(md.find("<b>") == std::string::npos);
   CHECK(md.find("<i>") == std::string::npos);
   CHECK(md.find("# parasim report: evil \\| name \\<script\\>alert(1)\\</script\\> \\# heading\n") == 0);
