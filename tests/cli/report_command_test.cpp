@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/format.hpp"
 #include "tests/cli/run_parasim.hpp"
+#include "tests/reports/html_browser.hpp"
 
 using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
@@ -56,6 +58,20 @@ TEST_CASE("parasim report compares saved results of two scenarios side by side",
   CHECK_THAT(r.out, Catch::Matchers::Contains("wrote " + (out / "report.md").string() + ", " + (out / "report.html").string()));
   const std::string html = slurp(out / "report.html");
   CHECK_THAT(html, Catch::Matchers::Contains("<title>parasim report: 4 results of 2 scenarios</title>"));
+  // Side by side: the step-time row holds each saved result's step time (4 significant digits, as
+  // reports::comparison_rows writes it), in the order given, each what-if after its base.
+  std::vector<double> steps;
+  for (const auto& file : {a, b})
+    for (const auto& result : nlohmann::json::parse(slurp(file))) steps.push_back(result.at("step_time_s").get<double>());
+  REQUIRE(steps.size() == 4);
+  const auto row = html.find("<tr><td>step time</td><td>s</td>");
+  REQUIRE(row != std::string::npos);
+  std::size_t at = row;
+  for (const double step : steps) {
+    INFO(step);
+    at = html.find("<td>" + parasim::reports::significant(step, 4) + "</td>", at);
+    CHECK(at < html.find("</tr>", row));
+  }
   // Saved results keep no task timeline: the page says so instead of drawing one.
   CHECK_THAT(html, Catch::Matchers::Contains("<li>Pipeline timeline: saved results (result.json) keep no task timeline"));
   // The same files give the same report.
@@ -63,6 +79,22 @@ TEST_CASE("parasim report compares saved results of two scenarios side by side",
   REQUIRE(again.exit_code == 0);
   CHECK(slurp(dir / "again" / "report.html") == html);
   CHECK(slurp(dir / "again" / "report.md") == slurp(out / "report.md"));
+  // In a browser: the breakdown, memory and Pareto charts of the four results drawn, no error.
+  const std::string missing = parasim::testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("browser part skipped: " << missing);
+  } else {
+    const auto artefacts = parasim::testing::html_artefact_dir();
+    std::filesystem::copy_file(out / "report.html", artefacts / "report-command.html", std::filesystem::copy_options::overwrite_existing);
+    const auto view = parasim::testing::render_in_chromium(artefacts / "report-command.html", artefacts / "report-command.png");
+    INFO(view.err);
+    REQUIRE(view.exit_code == 0);
+    REQUIRE(view.seen.is_object());
+    INFO(view.seen.dump(2));
+    CHECK(view.seen.at("errors").empty());
+    CHECK(view.seen.at("total") == 3);
+    CHECK(view.seen.at("drawn") == 3);
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -55,6 +55,14 @@ TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped,
   CHECK(count(html, "<script") == 6);
   CHECK(count(html, "</script>") == 6);
   CHECK(html.find("<img src=x") == std::string::npos);
+  // report.md escapes the same names for Markdown: every '<' is a backslash escape (CommonMark
+  // shows it as a literal '<'), so no tag survives.
+  const std::string md = slurp(dir / "out" / "report.md");
+  CHECK_THAT(md, Catch::Matchers::Contains("Model \\<script\\>window.parasimInjected=1\\</script\\>."));
+  for (std::size_t at = md.find('<'); at != std::string::npos; at = md.find('<', at + 1)) {
+    INFO(md.substr(at > 20 ? at - 20 : 0, 40));
+    CHECK((at > 0 && md[at - 1] == '\\'));
+  }
 
   const Run again = run_parasim(q(dir / "s.json") + " --out " + q(dir / "again"));
   REQUIRE(again.exit_code == 0);

@@ -28,11 +28,21 @@ const browser = spawn(browserPath, [
 
 let browserLog = "";
 browser.stderr.on("data", (d) => { browserLog += d; });
+// The browser's profile folder is removed once the browser has exited (it writes there until
+// then), or after 5 s at the latest.
+let finishing = false;
 const finish = (code, text) => {
-  try { browser.kill("SIGKILL"); } catch { /* already gone */ }
-  try { rmSync(profile, { recursive: true, force: true }); } catch { /* best effort */ }
+  if (finishing) return;
+  finishing = true;
   if (text) process.stdout.write(text + "\n");
-  process.exit(code);
+  const done = () => {
+    try { rmSync(profile, { recursive: true, force: true, maxRetries: 3 }); } catch { /* best effort */ }
+    process.exit(code);
+  };
+  if (browser.exitCode !== null || browser.signalCode !== null) return done();
+  browser.once("exit", done);
+  setTimeout(done, 5000);
+  try { browser.kill("SIGKILL"); } catch { done(); }
 };
 const fail = (why) => {
   process.stderr.write(`html_render: ${why}\n${browserLog.slice(-4000)}`);
