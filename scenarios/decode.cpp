@@ -87,6 +87,13 @@ void decode_intra(const json& j, sim::IntraNodeSpec& spec) {
   spec.link = j.value("link", spec.link);
   if (j.contains("bandwidth_gbps")) spec.bandwidth_gbps = j["bandwidth_gbps"].get<double>();
   if (j.contains("latency_us")) spec.latency_us = j["latency_us"].get<double>();
+  if (j.contains("kind") && spec.kind != sim::IntraNodeKind::PCIe) {
+    // A node changed away from a preset's PCIe node leaves the preset's PCIe layout behind.
+    spec.pcie_switches = 1;
+    spec.host_bridge_gbps.reset();
+  }
+  spec.pcie_switches = j.value("pcie_switches", spec.pcie_switches);
+  if (j.contains("host_bridge_gbps")) spec.host_bridge_gbps = j["host_bridge_gbps"].get<double>();
 }
 
 void decode_inter(const json& j, sim::InterNodeSpec& spec) {
@@ -105,6 +112,9 @@ void decode_inter(const json& j, sim::InterNodeSpec& spec) {
     spec.torus_dims.clear();
     spec.torus_ndims = 0;
   }
+  // ... and one changed away from a preset's fat-tree its leaf switches (DGX SuperPOD units).
+  if (j.contains("kind") && spec.kind != sim::InterNodeKind::FatTree) spec.nodes_per_leaf = 1;
+  spec.nodes_per_leaf = j.value("nodes_per_leaf", spec.nodes_per_leaf);
   if (j.contains("torus_dims")) spec.torus_dims = j["torus_dims"].get<std::vector<std::int64_t>>();
   spec.torus_ndims = j.value("torus_ndims", spec.torus_ndims);
   spec.torus_wraparound = j.value("torus_wraparound", spec.torus_wraparound);
@@ -128,6 +138,40 @@ sim::ClusterSpec decode_cluster(const json& c, std::string& preset_name, const E
   spec.devices_per_node = c.value("devices_per_node", spec.devices_per_node);
   if (c.contains("intra_node")) decode_intra(c["intra_node"], spec.intra_node);
   if (c.contains("inter_node")) decode_inter(c["inter_node"], spec.inter_node);
+  if (c.contains("node_groups")) {
+    spec.node_groups.clear();
+    for (const json& g : c["node_groups"]) {
+      sim::NodeGroupSpec group;
+      group.nodes = g.at("nodes").get<std::int64_t>();
+      group.device = g.value("device", group.device);
+      group.speed_factor = g.value("speed_factor", group.speed_factor);
+      spec.node_groups.push_back(group);
+    }
+  }
+  if (c.contains("stragglers")) {
+    spec.stragglers.clear();
+    for (const json& g : c["stragglers"]) {
+      sim::StragglerSpec st;
+      st.device = g.at("device").get<std::int64_t>();
+      st.speed_factor = g.value("speed_factor", st.speed_factor);
+      spec.stragglers.push_back(st);
+    }
+  }
+  if (c.contains("wan")) {
+    sim::WanSpec wan;
+    const json& w = c["wan"];
+    wan.sites = w.value("sites", wan.sites);
+    wan.bandwidth_gbps = w.value("bandwidth_gbps", wan.bandwidth_gbps);
+    wan.latency_us = w.value("latency_us", wan.latency_us);
+    spec.wan = wan;
+  }
+  if (c.contains("algorithms")) {
+    const json& a = c["algorithms"];
+    spec.algorithms.all_reduce = a.value("all_reduce", spec.algorithms.all_reduce);
+    spec.algorithms.reduce_scatter = a.value("reduce_scatter", spec.algorithms.reduce_scatter);
+    spec.algorithms.all_gather = a.value("all_gather", spec.algorithms.all_gather);
+    spec.algorithms.broadcast = a.value("broadcast", spec.algorithms.broadcast);
+  }
   return spec;
 }
 

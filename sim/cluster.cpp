@@ -268,6 +268,27 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
       }
     }
   }
+
+  // Collective algorithms: a name each kind has (sim/collectives.hpp), fitting the network.
+  const struct {
+    const char* key;
+    const std::string& name;
+    std::vector<std::string> allowed;
+  } kinds[] = {
+      {"all_reduce", spec.algorithms.all_reduce, {"auto", "ring", "tree", "hierarchical", "torus-rings"}},
+      {"reduce_scatter", spec.algorithms.reduce_scatter, {"auto", "ring", "hierarchical", "torus-rings"}},
+      {"all_gather", spec.algorithms.all_gather, {"auto", "ring", "hierarchical", "torus-rings"}},
+      {"broadcast", spec.algorithms.broadcast, {"auto", "ring"}},
+  };
+  for (const auto& k : kinds) {
+    const std::string at = std::string("/algorithms/") + k.key;
+    if (std::find(k.allowed.begin(), k.allowed.end(), k.name) == k.allowed.end())
+      return ClusterProblem{at, unknown(std::string(k.key) + " algorithm", k.name, k.allowed)};
+    if (k.name == "torus-rings" && !torus)
+      return ClusterProblem{at, "torus-rings applies only to a torus inter-node network"};
+    if ((k.name == "tree" || k.name == "hierarchical") && torus)
+      return ClusterProblem{at, k.name + " applies only to a switched (fat-tree) network; on a torus use ring or torus-rings"};
+  }
   return std::nullopt;
 }
 
@@ -318,6 +339,7 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
     c.torus_dims = spec.inter_node.torus_dims.empty() ? balanced_dims(spec.device_count(), spec.inter_node.torus_ndims)
                                                       : spec.inter_node.torus_dims;
   c.torus_wraparound = spec.inter_node.torus_wraparound;
+  c.algorithms = spec.algorithms;
   return c;
 }
 

@@ -74,6 +74,19 @@ struct WanSpec {
   bool operator==(const WanSpec&) const = default;
 };
 
+/// The collective algorithm each kind uses (sim/collectives.hpp names: "auto", "ring", "tree",
+/// "hierarchical", "torus-rings"). "auto": the one with the least predicted time, per collective and
+/// size, as NCCL's tuner picks; a named one that does not apply to a group (hierarchical over
+/// unequal nodes, torus rings off a torus) falls back to auto for that group. All-to-all and
+/// point-to-point have one algorithm (direct).
+struct CollectiveAlgorithmSpec {
+  std::string all_reduce = "auto";
+  std::string reduce_scatter = "auto";
+  std::string all_gather = "auto";
+  std::string broadcast = "auto";
+  bool operator==(const CollectiveAlgorithmSpec&) const = default;
+};
+
 struct ClusterSpec {
   std::string device = "a100-80gb";  ///< device profile name
   std::int64_t nodes = 1;
@@ -85,6 +98,7 @@ struct ClusterSpec {
   std::vector<NodeGroupSpec> node_groups;
   std::vector<StragglerSpec> stragglers;
   std::optional<WanSpec> wan;  ///< absent: one site
+  CollectiveAlgorithmSpec algorithms;
   bool operator==(const ClusterSpec&) const = default;
 
   [[nodiscard]] std::int64_t device_count() const { return nodes * devices_per_node; }

@@ -200,7 +200,7 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
     classes.push_back(json{{"link_class", c.link_class},
                            {"link_count", c.links},
                            {"used_link_count", c.links_used},
-                           {"bytes", number(c.bytes, "link class bytes")},
+                           {"payload_bytes", number(c.bytes, "link class payload_bytes")},
                            {"max_load_s", number(c.max_load_s, "link class max_load_s")},
                            {"max_busy_s", number(c.max_busy_s, "link class max_busy_s")},
                            {"mean_busy_s", number(c.mean_busy_s, "link class mean_busy_s")},
@@ -210,7 +210,7 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
     busiest.push_back(json{{"link", l.name},
                            {"link_class", l.link_class},
                            {"bandwidth_bytes_per_s", number(l.bandwidth_bytes_per_s, "link bandwidth_bytes_per_s")},
-                           {"bytes", number(l.bytes, "link bytes")},
+                           {"payload_bytes", number(l.bytes, "link payload_bytes")},
                            {"load_s", number(l.load_s, "link load_s")},
                            {"busy_s", number(l.busy_s, "link busy_s")}});
   out["links"] = json{{"classes", std::move(classes)}, {"busiest", std::move(busiest)}, {"shared_link_count", r.shared_links}};
@@ -317,7 +317,7 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
       f.link_class = c.string("link_class");
       f.links = c.integer("link_count", 0);
       f.links_used = c.integer("used_link_count", 0);
-      f.bytes = c.number("bytes", 0);
+      f.bytes = c.number("payload_bytes", 0);
       f.max_load_s = c.number("max_load_s", 0);
       f.max_busy_s = c.number("max_busy_s", 0);
       f.mean_busy_s = c.number("mean_busy_s", 0);
@@ -331,7 +331,7 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
       f.name = l.string("link");
       f.link_class = l.string("link_class");
       f.bandwidth_bytes_per_s = l.positive("bandwidth_bytes_per_s");
-      f.bytes = l.number("bytes", 0);
+      f.bytes = l.number("payload_bytes", 0);
       f.load_s = l.number("load_s", 0);
       f.busy_s = l.number("busy_s", 0);
       l.finish();

@@ -110,10 +110,31 @@ double TimeBreakdown::exposed_comm_s() const {
 
 std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
 
+namespace {
+
+/// The algorithm a collective asks for: its own when lowering fixed one, else the cluster's choice
+/// for its kind (the scenario's cluster.algorithms; "auto" unless fixed there).
+CollectiveAlgorithm requested_algorithm(const CollectiveSpec& c, const Cluster& cluster) {
+  if (c.algorithm != CollectiveAlgorithm::Auto) return c.algorithm;
+  const std::string* name = nullptr;
+  switch (c.kind) {
+    case CollectiveKind::AllReduce: name = &cluster.algorithms.all_reduce; break;
+    case CollectiveKind::ReduceScatter: name = &cluster.algorithms.reduce_scatter; break;
+    case CollectiveKind::AllGather: name = &cluster.algorithms.all_gather; break;
+    case CollectiveKind::Broadcast: name = &cluster.algorithms.broadcast; break;
+    case CollectiveKind::AllToAll:
+    case CollectiveKind::SendRecv: return CollectiveAlgorithm::Auto;
+  }
+  return collective_algorithm_from_string(*name).value_or(CollectiveAlgorithm::Auto);
+}
+
+}  // namespace
+
 std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster) {
   std::vector<CollectiveEstimate> out;
   out.reserve(tasks.collectives.size());
-  for (const auto& c : tasks.collectives) out.push_back(collective_time(cluster, c.kind, tasks.group(c.group), c.bytes, c.algorithm));
+  for (const auto& c : tasks.collectives)
+    out.push_back(collective_time(cluster, c.kind, tasks.group(c.group), c.bytes, requested_algorithm(c, cluster)));
   return out;
 }
 
@@ -218,7 +239,14 @@ std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const C
 Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
                     const LowerOptions& options) {
   Simulation s;
-  s.step = lower(graph, plan, cluster, profile, options);
+  // The data-parallel replica shortcut stands one replica for all, so its all-reduces never meet
+  // the other replicas' traffic: right for the analytical backend, which gives every collective
+  // its links whole anyway, but it would hide exactly the contention the simgrid backend is for.
+  // Under simgrid every replica is simulated, and the Result says so.
+  LowerOptions lower_options = options;
+  const bool shortcut_refused = backend == Backend::SimGrid && options.replicate_data_parallel;
+  if (backend == Backend::SimGrid) lower_options.replicate_data_parallel = false;
+  s.step = lower(graph, plan, cluster, profile, lower_options);
   s.collectives = estimate_collectives(s.step.tasks, cluster);
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(s.collectives.size());
@@ -249,6 +277,9 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
         LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
   r.shared_links = s.links.shared_links;
   r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
+  if (shortcut_refused && plan.dp() > 1)
+    r.notes.push_back("The simgrid backend simulates every data-parallel replica: the replica shortcut (one replica standing for "
+                      "all) would hide the contention between replicas' collectives.");
   return s;
 }
 

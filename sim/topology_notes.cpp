@@ -48,7 +48,10 @@ std::vector<std::string> topology_notes(const Cluster& cluster, const LinkUsage&
     notes.push_back("Every NIC is on one leaf switch, so no traffic crosses the spine: cluster.inter_node.oversubscription, "
                     "nodes_per_leaf and rail_optimized have no effect.");
   if (!torus && cluster.intra_kind == IntraNodeKind::PCIe && cluster.pcie_switches == 1)
-    notes.push_back("With one PCIe switch per node no traffic crosses the host bridge: cluster.intra_node.host_bridge_gbps has no effect.");
+    notes.push_back("With one PCIe switch per node no traffic crosses the host bridge: cluster.intra_node.host_bridge_gbps has no effect, "
+                    "and more pcie_switches change the result only where a switch's uplink becomes the slowest link of a collective "
+                    "(a ring crosses each uplink once each way, at one device link's rate, so it is not slowed while the uplink "
+                    "is as fast as a device link).");
   for (const LinkClassLoad& c : usage.classes) {
     if (c.links_used == 0) {
       notes.push_back("No traffic crosses a " + std::string(to_string(c.link_class)) + " in this scenario: " + all_fields(c.link_class) +

@@ -55,17 +55,22 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   CHECK_THAT(slurp(out / "report.md"), Catch::Matchers::StartsWith("# "));
   // The trace parses; its processes are distinct devices, each with a name and its stream threads.
   const auto trace = nlohmann::json::parse(slurp(out / "trace.json"));
-  std::set<std::int64_t> processes, named;
+  std::set<std::int64_t> processes, named, devices;
   for (const auto& e : trace.at("traceEvents")) {
     if (e.at("ph") == "X") processes.insert(e.at("pid").get<std::int64_t>());
-    if (e.at("ph") == "M" && e.at("name") == "process_name") named.insert(e.at("pid").get<std::int64_t>());
+    if (e.at("ph") == "M" && e.at("name") == "process_name") {
+      named.insert(e.at("pid").get<std::int64_t>());
+      if (e.at("args").at("name").get<std::string>().starts_with("device ")) devices.insert(e.at("pid").get<std::int64_t>());
+    }
   }
   CHECK(!processes.empty());
   CHECK(processes == named);
+  // Every process but one is a device; the other holds the tracks of the most loaded links.
+  CHECK(named.size() == devices.size() + 1);
   // Up to 64 simulated devices are traced whole (identical data-parallel replicas are simulated once);
   // more, one replica or one device per pipeline stage.
   const std::int64_t simulated = results.at(0).at("simulated_device_count");
-  if (simulated <= 64) CHECK(static_cast<std::int64_t>(processes.size()) == simulated);
+  if (simulated <= 64) CHECK(static_cast<std::int64_t>(devices.size()) == simulated);
   std::filesystem::remove_all(out);
 }
 
@@ -81,9 +86,12 @@ TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]
     if (e.at("ph") == "M" && e.at("name") == "process_name") pids.insert(e.at("pid").get<std::int64_t>());
     if (e.at("ph") == "M" && e.at("name") == "thread_name") threads.insert({e.at("pid").get<std::int64_t>(), e.at("tid").get<std::int64_t>()});
   }
-  // tp 2 × pp 2 × dp 2 = 8 devices; 5 streams each (compute, comm.tp, comm.dp, comm.ep, p2p).
-  CHECK(pids == std::set<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(threads.size() == 8 * 5);
+  // tp 2 × pp 2 × dp 2 = 8 devices; 5 streams each (compute, comm.tp, comm.dp, comm.ep, p2p); then
+  // the links process (pid 8).
+  CHECK(pids == std::set<std::int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  std::int64_t device_threads = 0;
+  for (const auto& [pid, tid] : threads) device_threads += pid < 8 ? 1 : 0;
+  CHECK(device_threads == 8 * 5);
   CHECK(nlohmann::json::parse(slurp(dir / "out" / "result.json")).at(0).at("replica_shortcut") == false);
   std::filesystem::remove_all(dir);
 }

@@ -105,14 +105,22 @@ TEST_CASE("trace: a simulated step parses, with one process per device and a thr
       known_resources = known_resources && processes.count(pid) && threads.count({pid, e["tid"].get<std::int64_t>()});
     }
   }
-  // 8 devices, 5 streams each (compute, comm.tp, comm.dp, comm.ep, p2p).
-  CHECK(processes.size() == 8);
+  // 8 devices, 5 streams each (compute, comm.tp, comm.dp, comm.ep, p2p), then the process of the
+  // link tracks (pid 8, one thread per link of Simulation::links.tracks).
+  CHECK(processes.size() == 9);
   CHECK(processes[5] == "device 5 (stage 1)");
-  CHECK(threads.size() == 8 * g.stream_count());
+  CHECK(processes[8] == "links (the " + std::to_string(s.links.tracks.size()) + " most loaded)");
+  REQUIRE(!s.links.tracks.empty());
+  std::int64_t device_threads = 0, link_busy = 0;
+  for (const auto& [pid, tid] : threads) device_threads += pid < 8 ? 1 : 0;
+  for (const auto& track : s.links.tracks) link_busy += static_cast<std::int64_t>(track.busy.size());
+  CHECK(device_threads == 8 * static_cast<std::int64_t>(g.stream_count()));
+  CHECK(threads.size() == 8 * g.stream_count() + s.links.tracks.size());
   CHECK(durations_non_negative);
   CHECK(known_resources);
-  // One event per task per resource it occupies: the total length of the per-resource queues.
-  CHECK(complete == static_cast<std::int64_t>(g.queue.size()));
+  // One event per task per resource it occupies (the total length of the per-resource queues), and
+  // one per busy interval of each link track.
+  CHECK(complete == static_cast<std::int64_t>(g.queue.size()) + link_busy);
   CHECK(trace["otherData"]["truncated"] == false);
   CHECK(trace["otherData"]["backend"] == "analytical");
 
@@ -150,6 +158,7 @@ TEST_CASE("trace: a cluster larger than max_devices keeps the first devices and 
     pids.insert(e["pid"].get<std::int64_t>());
     labelled = labelled || (e["name"] == "process_labels" && e["args"]["labels"] == summary.note);
   }
-  CHECK(pids == std::set<std::int64_t>{0, 1, 2});
+  // Devices 0 to 2, then the links process, whose pid follows every device's (8).
+  CHECK(pids == std::set<std::int64_t>{0, 1, 2, 8});
   CHECK(labelled);
 }

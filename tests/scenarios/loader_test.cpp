@@ -490,3 +490,70 @@ TEST_CASE("scenario errors: the cluster, checked against the profile", "[scenari
           "s.json:7:44: at /what_if/0/set: what-if \"8 nodes\": in the variant, /cluster/inter_node/kind: a cluster of 8 nodes needs an inter-node network; without one it may have 1 node only");
   }
 }
+
+TEST_CASE("scenario topology fields: every one reaches the cluster spec", "[scenarios][topology]") {
+  Text t;
+  t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 4,
+    "inter_node": { "oversubscription": 2, "nodes_per_leaf": 2, "rail_optimized": false },
+    "node_groups": [ { "nodes": 2, "device": "a100-80gb" }, { "nodes": 2, "device": "h100-sxm", "speed_factor": 0.9 } ],
+    "stragglers": [ { "device": 3, "speed_factor": 0.5 } ],
+    "wan": { "sites": 2, "bandwidth_gbps": 400, "latency_us": 2000 },
+    "algorithms": { "all_reduce": "ring", "all_gather": "hierarchical" } },)";
+  t.plan = R"("plan": { "tp": 2, "pp": 2 })";
+  const Scenario s = parse_scenario(t.str(), "s.json");
+  const parasim::sim::ClusterSpec& c = s.cluster;
+  CHECK(c.inter_node.oversubscription == 2);
+  CHECK(c.inter_node.nodes_per_leaf == 2);
+  CHECK_FALSE(c.inter_node.rail_optimized);
+  REQUIRE(c.node_groups.size() == 2);
+  CHECK(c.node_groups[1] == parasim::sim::NodeGroupSpec{2, "h100-sxm", 0.9});
+  CHECK(c.stragglers == std::vector<parasim::sim::StragglerSpec>{{3, 0.5}});
+  REQUIRE(c.wan.has_value());
+  CHECK(*c.wan == parasim::sim::WanSpec{2, 400, 2000});
+  CHECK(c.algorithms.all_reduce == "ring");
+  CHECK(c.algorithms.all_gather == "hierarchical");
+  CHECK(c.algorithms.reduce_scatter == "auto");
+
+  t.cluster = R"("cluster": { "preset": "pcie-v100", "intra_node": { "pcie_switches": 2, "host_bridge_gbps": 128 } },)";
+  const Scenario p = parse_scenario(t.str(), "s.json");
+  CHECK(p.cluster.intra_node.pcie_switches == 2);
+  CHECK(p.cluster.intra_node.host_bridge_gbps == 128.0);
+}
+
+TEST_CASE("scenario errors: topologies that do not fit the devices, zero bandwidths, wrong algorithms", "[scenarios][topology]") {
+  Text t;
+  SECTION("node groups that do not cover the nodes") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 2, "node_groups": [ { "nodes": 1 } ] },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:65: at /cluster/node_groups: the node groups hold 1 nodes, but the cluster has 2 (nodes); the groups must cover every node once");
+  }
+  SECTION("a straggler that is not a device") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "stragglers": [ { "device": 8 } ] },)";
+    CHECK(error_of(t.str()) == "s.json:5:66: at /cluster/stragglers/0/device: found device 8, but the cluster's devices are 0 to 7");
+  }
+  SECTION("sites that do not split the nodes") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 3, "wan": { "sites": 2 } },)";
+    CHECK(error_of(t.str()) == "s.json:5:68: at /cluster/wan/sites: found 2 sites, expected a count that splits the cluster's 3 nodes evenly");
+  }
+  SECTION("a WAN link of zero bandwidth") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 2, "wan": { "bandwidth_gbps": 0 } },)";
+    CHECK(error_of(t.str()) == "s.json:5:77: at /cluster/wan/bandwidth_gbps: found integer 0, expected a number > 0");
+  }
+  SECTION("an intra-node link of zero bandwidth") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "intra_node": { "bandwidth_gbps": 0 } },)";
+    CHECK_THAT(error_of(t.str()), Catch::Matchers::StartsWith("s.json:5:72: at /cluster/intra_node/bandwidth_gbps: "));
+  }
+  SECTION("torus dims whose product is not the device count") {
+    t.cluster = R"("cluster": { "preset": "tpu-v4-pod", "nodes": 16, "inter_node": { "torus_dims": [4, 4, 3] } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:83: at /cluster/inter_node/torus_dims: a 4x4x3 torus does not hold the cluster's 64 devices (16 nodes x 4)");
+  }
+  SECTION("an algorithm that needs another network") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "algorithms": { "all_reduce": "torus-rings" } },)";
+    CHECK(error_of(t.str()) == "s.json:5:68: at /cluster/algorithms/all_reduce: torus-rings applies only to a torus inter-node network");
+  }
+  SECTION("an unknown topology key") {
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "wan": { "site": 2 } },)";
+    CHECK_THAT(error_of(t.str()), Catch::Matchers::Contains("at /cluster/wan/site: unknown key \"site\""));
+  }
+}
