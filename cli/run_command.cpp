@@ -1,12 +1,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
+#include "cli/progress.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "reports/html.hpp"
@@ -15,6 +17,7 @@
 #include "reports/table.hpp"
 #include "reports/trace.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/sweep.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/result_json.hpp"
@@ -140,6 +143,12 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
   std::vector<Variant> variants{{base, "base"}};
   for (const auto& w : base.what_ifs) variants.push_back({w, w.name});
+  // A "sweep" adds one variant per point, after the what-ifs (scenarios/sweep.hpp).
+  const std::size_t sweep_begin = variants.size();
+  for (auto& point : scenarios::load_sweep(base)) {
+    std::string name = point.name;
+    variants.push_back({std::move(point), std::move(name)});
+  }
 
   std::optional<sim::Profile> override_profile;
   if (!args.profile.empty()) override_profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
@@ -159,6 +168,12 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   std::optional<reports::PipelineTimeline> timeline;  // the base's, for report.html
   reports::TraceSummary trace_summary;
   std::vector<std::string> oom;
+  // A sweep's points are counted on stderr: a bar on a terminal, plain lines otherwise (cli/progress.hpp).
+  std::optional<Progress> progress;
+  if (sweep_begin < variants.size()) {
+    progress.emplace(std::cerr, stderr_is_terminal());
+    progress->begin("simulating the base, its what-ifs and the sweep's points", variants.size());
+  }
   for (const auto& v : variants) {
     const scenarios::Scenario& s = v.scenario;
     const sim::Profile profile = override_profile ? *override_profile : scenarios::scenario_profile(s);
@@ -204,7 +219,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
                     [&](std::ostream& o) { trace_summary = reports::write_trace(o, simulation, options); });
     }
     results.push_back(std::move(simulation.result));
+    if (progress) progress->update(results.size());
   }
+  if (progress) progress->end();
 
   if (!oom.empty() && !args.allow_oom) {
     std::string msg = "the plan does not fit in device memory:";
@@ -219,6 +236,11 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   reports::HtmlReport page;
   page.results = results;
   page.timeline = std::move(timeline);
+  if (sweep_begin < variants.size()) {
+    std::vector<reports::SweepChanges> changes;
+    for (std::size_t i = sweep_begin; i < variants.size(); ++i) changes.push_back(variants[i].scenario.changes);
+    page.sweeps.push_back(reports::sweep_from_points(changes, std::span<const sim::Result>(results).subspan(sweep_begin)));
+  }
   PendingFile html_file(out_dir / "report.html", [&](std::ostream& o) { o << reports::render_html(page); });
   commit_together({&result_file, &report_file, &html_file, &*trace});
 

@@ -1,0 +1,118 @@
+// `parasim search SCENARIO.json` run as a user runs it: the ranking, search.json, determinism, the
+// same ranking under `mpirun -np 2` as in one process, bad input (exit 2); and a sweep scenario run
+// with `parasim SCENARIO.json`, every point simulated and tabulated.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_parasim.hpp"
+
+using parasim::testing::fresh_dir;
+using parasim::testing::Run;
+using parasim::testing::run_parasim;
+using parasim::testing::slurp;
+
+namespace {
+
+std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+std::filesystem::path write(const std::filesystem::path& dir, const std::string& text) {
+  const auto path = dir / "s.json";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// gpt2 on one DGX A100 over a small space: tp 1, 2, 4, 8 × pp 1, 2 (dp the rest), micro-batch 1 or 2,
+// 1F1B, ZeRO 0 or 1, no recomputation, sequence parallel off. The scenario's plan is tp 2 × pp 2 × dp 2.
+const char* kSmall = R"({
+  "name": "small-search",
+  "model": { "preset": "gpt2", "seq_len": 1024 },
+  "training": { "global_batch": 32, "micro_batch": 2, "precision": "fp16" },
+  "cluster": { "preset": "dgx-a100", "nodes": 1 },
+  "plan": { "tp": 2, "pp": 2, "dp": 2 },
+  "search": { "tp": [1, 2, 4, 8], "pp": [1, 2], "micro_batch": [1, 2], "schedule": ["1f1b"], "zero": [0, 1],
+              "recompute": ["none"], "sequence_parallel": [false], "simulate_top": 8, "refine_top": 0 }
+})";
+
+/// Whether `mpirun` is on the PATH.
+bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST_CASE("parasim search ranks the plans, writes search.json, and gives the same bytes twice", "[cli][search]") {
+  const auto dir = fresh_dir("search");
+  const auto file = write(dir, kSmall);
+  const Run r = run_parasim("search " + q(file) + " --out " + q(dir / "a") + " --quiet");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());  // --quiet: no progress
+  CHECK_THAT(r.out, Catch::Matchers::Contains("<- the scenario's plan"));
+  const auto j = nlohmann::json::parse(slurp(dir / "a" / "search.json"));
+  CHECK(j.at("schema") == "parasim.search/1");
+  // Candidates: tp × pp pairs with tp·pp | 8: (1,1) (1,2) (2,1) (2,2) (4,1) (4,2) (8,1) = 7 meshes
+  // (tp 8 × pp 2 needs 16 devices); × micro-batch 2 values whose micro_batch × dp divides 32 (every
+  // one: dp ≤ 8, 2 × 8 = 16 | 32) = 14 groups; × ZeRO {0, 1} where dp > 1, {0} where dp = 1
+  // (tp 8 × pp 1 and tp 4 × pp 2: 2 meshes × 2 micro-batches = 4 groups) = 10 × 2 + 4 = 24.
+  CHECK(j.at("counts").at("candidate_count") == 24);
+  const auto& plans = j.at("plans");
+  REQUIRE(plans.size() >= 8);
+  // Ranked by step time among the simulated (the first 8, plus the scenario's own if it is not among them).
+  for (std::size_t i = 1; i < 8; ++i)
+    CHECK(plans[i - 1].at("analytical").at("step_time_s").get<double>() <= plans[i].at("analytical").at("step_time_s").get<double>());
+  CHECK(plans[0].at("rank") == 1);
+
+  const Run again = run_parasim("search " + q(file) + " --out " + q(dir / "b") + " --quiet --threads 1");
+  REQUIRE(again.exit_code == 0);
+  CHECK(slurp(dir / "a" / "search.json") == slurp(dir / "b" / "search.json"));
+  CHECK(r.out.substr(0, r.out.rfind("wrote")) == again.out.substr(0, again.out.rfind("wrote")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "[cli][search][mpi]") {
+  if (!have_mpirun()) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  const auto dir = fresh_dir("search-mpi");
+  const auto file = write(dir, kSmall);
+  const Run one = run_parasim("search " + q(file) + " --out " + q(dir / "one") + " --quiet");
+  REQUIRE(one.exit_code == 0);
+  // Open MPI refuses to run as root without --allow-run-as-root, and two ranks on fewer cores
+  // without --oversubscribe.
+  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe '" + std::string(PARASIM_BINARY) + "' search " + q(file) +
+                              " --out " + q(dir / "two") + " --quiet > " + q(dir / "mpi.out") + " 2> " + q(dir / "mpi.err");
+  const int status = std::system(command.c_str());
+  INFO(slurp(dir / "mpi.err"));
+  REQUIRE(status == 0);
+  CHECK(slurp(dir / "one" / "search.json") == slurp(dir / "two" / "search.json"));
+  // Rank 0 alone prints: one table, the same as one process's.
+  const std::string two = slurp(dir / "mpi.out");
+  CHECK(one.out.substr(0, one.out.rfind("wrote")) == two.substr(0, two.rfind("wrote")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("parasim search: bad search settings exit 2 with file, line, column and pointer", "[cli][search]") {
+  const auto dir = fresh_dir("search-bad");
+  SECTION("an unknown key") {
+    std::string text = kSmall;
+    text.replace(text.find("\"simulate_top\""), 14, "\"simulate_tops\"");
+    const Run r = run_parasim("search " + q(write(dir, text)) + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("s.json:8:"));
+    CHECK_THAT(r.err, Catch::Matchers::Contains("/search/simulate_tops"));
+  }
+  SECTION("the cost objective without a price") {
+    std::string text = kSmall;
+    text.replace(text.find("\"tp\": [1"), 5, "\"objective\": \"cost\", \"tp\":");
+    const Run r = run_parasim("search " + q(write(dir, text)) + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("/search/objective"));
+    CHECK_THAT(r.err, Catch::Matchers::Contains("price_per_device_hour"));
+  }
+  std::filesystem::remove_all(dir);
+}
