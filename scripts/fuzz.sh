@@ -40,9 +40,13 @@ fi
 [[ -n "$compiler" ]] || { echo "$0: no clang++ found (Debian 12: apt install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$(command -v "$compiler")" -DPARASIM_FUZZ=ON \
-  -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF "${launcher[@]}" > /dev/null
-cmake --build "$build" -j "$jobs" --target "${target}_fuzzer"
+# PARASIM_FUZZ_NO_BUILD=1 runs the targets already built in $build as they are (e.g. to fuzz each
+# target in turn from one build while the sources change under you).
+if [[ "${PARASIM_FUZZ_NO_BUILD:-0}" != 1 ]]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$(command -v "$compiler")" -DPARASIM_FUZZ=ON \
+    -DPARASIM_BUILD_TESTS=OFF -DPARASIM_BUILD_BENCH=OFF "${launcher[@]}" > /dev/null
+  cmake --build "$build" -j "$jobs" --target "${target}_fuzzer"
+fi
 
 # Seeds: the committed corpus, then every shipped file of the format.
 seeds=("$root/fuzz/corpus/$target")
