@@ -135,6 +135,7 @@ LinkUsage link_usage(const TaskGraph& g, std::span<const std::int64_t> start_ps,
     for (const LinkLoad& l : loads) {
       if (l.link_class != cls.link_class) continue;
       ++cls.links;
+      cls.shared_links += shared[l.link];
       if (l.bytes <= 0) continue;
       ++cls.links_used;
       cls.bytes += l.bytes;

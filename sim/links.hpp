@@ -43,6 +43,7 @@ struct LinkClassLoad {
   /// Collective phases (one per run of a collective) whose most loaded link — the one that sets
   /// their pace on an idle network — is of this class.
   std::int64_t bottleneck_phases = 0;
+  std::int64_t shared_links = 0;  ///< of its links, those that carried collectives in flight at the same time
   bool operator==(const LinkClassLoad&) const = default;
 };
 

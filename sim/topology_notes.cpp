@@ -59,9 +59,13 @@ std::vector<std::string> topology_notes(const Cluster& cluster, const LinkUsage&
                                  ? "has"
                                  : "have") +
                       " no effect.");
-    } else if (c.bottleneck_phases == 0) {
+    } else if (c.bottleneck_phases == 0 && !(models_contention && c.shared_links > 0)) {
+      // (Under a backend that shares links, a class whose links carried collectives at the same
+      // time can slow them even though it is never one collective's slowest link: no note then.)
       notes.push_back(plural(c.link_class) + " carry traffic but never set a collective's pace (another link is always slower): " +
-                      capacity_fields(c.link_class) + " change the result only where they make a " +
+                      capacity_fields(c.link_class) +
+                      (std::string(capacity_fields(c.link_class)).find(" and ") == std::string::npos ? " changes" : " change") +
+                      " the result only where they make a " +
                       std::string(to_string(c.link_class)) + " the slowest link of a collective.");
     }
   }

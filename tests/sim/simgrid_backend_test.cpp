@@ -212,3 +212,21 @@ TEST_CASE("4x4x4 torus: per-dimension rings give the closed form, all-to-all is 
   CHECK_THAT(star_a2a, WithinRel(63.0 / 64 * 1e9 / 300e9 + 63e-6, tolerance(backend)));
   CHECK_THAT(torus_a2a / star_a2a, WithinRel(0.010009 / (63.0 / 64 * 1e9 / 300e9 + 63e-6), 0.02));
 }
+
+TEST_CASE("the scenario's algorithm choice wins over auto, and both backends run the chosen algorithm", "[sim][simgrid][collectives]") {
+  const Backend backend = GENERATE(Backend::Analytical, Backend::SimGrid);
+  INFO(to_string(backend));
+  // An all-reduce of 1 GB over 2 nodes × 4 asks for Auto. Auto picks the least predicted time:
+  // hierarchical, 0.040016 s, against ring 0.04382 s and tree 0.05003 s (tests/sim/collectives_test.cpp).
+  Cluster c = switched(2, 4);
+  TaskGraphBuilder b(8, {"compute", "comm"});
+  b.enqueue(b.add_collective(b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(iota(8)), 1e9, -1}), 1,
+                             Category::GradientComm, -1, b.label("ar"), {}));
+  const TaskGraph g = std::move(b).finish();
+  CHECK(estimate_collectives(g, c).at(0).algorithm == CollectiveAlgorithm::Hierarchical);
+  CHECK_THAT(lone(c, Op{CollectiveKind::AllReduce, iota(8), 1e9}, backend), WithinRel(0.040016, tolerance(backend)));
+  // cluster.algorithms.all_reduce = "ring": the ring's 0.04382 s, under either backend.
+  c.algorithms.all_reduce = "ring";
+  CHECK(estimate_collectives(g, c).at(0).algorithm == CollectiveAlgorithm::Ring);
+  CHECK_THAT(lone(c, Op{CollectiveKind::AllReduce, iota(8), 1e9}, backend), WithinRel(0.04382, tolerance(backend)));
+}
