@@ -211,7 +211,7 @@ std::string render_html(const HtmlReport& report) {
   }
   for (std::size_t i = 0; i < report.sweeps.size(); ++i)
     if (!report.sweeps[i].points.empty()) charts.push_back(sweep_chart(report.sweeps[i], i));
-  if (report.sweeps.empty()) omitted.push_back("Sweep curves: these results hold no sweep (a scenario's \"sweep\" varies its fields).");
+  if (report.sweeps.empty() && !report.search) omitted.push_back("Sweep curves: these results hold no sweep (a scenario's \"sweep\" varies its fields).");
   if (report.timeline)
     charts.push_back(timeline_chart(*report.timeline, report.timeline_of.empty() ? labels[report.timeline_result] : report.timeline_of));
   else if (report.search)

@@ -323,7 +323,8 @@ HtmlSweep sweep_from_points(std::span<const SweepChanges> changes, std::span<con
     point.value = text_of(parsed[i][axis]);
     if (parsed[i][axis].is_number()) point.number = parsed[i][axis].get<double>();
     for (std::size_t k = 0; k < first.size(); ++k)
-      if (k != axis) point.series += (point.series.empty() ? "" : ", ") + first[k].first + "=" + text_of(parsed[i][k]);
+      if (k != axis)
+        point.series += (point.series.empty() ? "" : ", ") + (first.size() == 2 ? std::string() : first[k].first + "=") + text_of(parsed[i][k]);
     point.result = results[i];
     sweep.points.push_back(std::move(point));
   }

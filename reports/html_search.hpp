@@ -61,7 +61,8 @@ using SweepChanges = std::vector<std::pair<std::string, std::string>>;
 
 /// The sweep curves of a sweep's points, in the sweep's order: `changes[i]` are point i's swept
 /// fields and `results[i]` its result. The x axis is the first swept field whose values are all
-/// numbers (else the first field); the other fields' values, "key=value, …", name the curves.
+/// numbers (else the first field); the other field's value names the curves ("h100-sxm"; the legend
+/// is titled with its key), or with several others "key=value, key=value".
 /// Preconditions (checked, InternalError): one changes per result, every point with the same fields.
 [[nodiscard]] HtmlSweep sweep_from_points(std::span<const SweepChanges> changes, std::span<const sim::Result> results);
 

@@ -92,3 +92,45 @@ TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped,
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("parasim on a sweep scenario draws the sweep curves in report.html, one per bandwidth", "[cli][report][html][sweep]") {
+  // scenarios/examples/resnet50-sweep-nodes-bandwidth.json: nodes {1, 2, 4, 8} × inter-node bandwidth
+  // {25, 100, 200} Gb/s. The nodes are the x axis (the first numeric field), a curve per bandwidth.
+  const auto dir = fresh_dir("report-sweep");
+  const Run r = run_parasim("'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-sweep-nodes-bandwidth.json' --out " + q(dir / "out"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string html = slurp(dir / "out" / "report.html");
+  CHECK(count(html, "id=\"vis-sweep-1\"") == 1);
+  CHECK_THAT(html, Catch::Matchers::Contains("<h2>Sweep: cluster.nodes</h2>"));
+  CHECK_THAT(html, Catch::Matchers::Contains("one curve per cluster.inter_node.bandwidth_gbps."));
+  // Each point's value, as JSON in the chart data: 12 points × 3 figures.
+  CHECK(count(html, "\"series\":\"25\"") == 4 * 3);
+  CHECK(count(html, "\"series\":\"200\"") == 4 * 3);
+  CHECK(html.find("<li>Sweep curves:") == std::string::npos);
+
+  const std::string missing = parasim::testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("browser part skipped: " << missing);
+  } else {
+    const auto artefacts = parasim::testing::html_artefact_dir();
+    std::filesystem::copy_file(dir / "out" / "report.html", artefacts / "sweep-run.html", std::filesystem::copy_options::overwrite_existing);
+    const auto view = parasim::testing::render_in_chromium(artefacts / "sweep-run.html", artefacts / "sweep-run.png");
+    INFO(view.err);
+    REQUIRE(view.exit_code == 0);
+    REQUIRE(view.seen.is_object());
+    INFO(view.seen.dump(2));
+    CHECK(view.seen.at("errors").empty());
+    // Breakdown, memory, Pareto front, the sweep, the base's timeline.
+    CHECK(view.seen.at("total") == 5);
+    CHECK(view.seen.at("drawn") == 5);
+    for (const auto& chart : view.seen.at("charts")) {
+      INFO(chart.dump());
+      CHECK(chart.at("svg") == 1);
+    }
+    // The sweep: per figure (3) a line per bandwidth (3) and a point per sweep point (12).
+    CHECK(view.seen.at("charts").at(3).at("id") == "vis-sweep-1");
+    CHECK(view.seen.at("charts").at(3).at("marks") == 3 * (3 + 12));
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -209,8 +209,8 @@ TEST_CASE("html sweep: the first numeric swept field is the x axis, the others n
   REQUIRE(s.points.size() == 4);
   CHECK(s.points[1].value == "32");
   CHECK(s.points[1].number == 32.0);
-  CHECK(s.points[1].series == "cluster.device=a100-80gb");
-  CHECK(s.points[2].series == "cluster.device=h100-sxm");
+  CHECK(s.points[1].series == "a100-80gb");  // the legend's title names the field
+  CHECK(s.points[2].series == "h100-sxm");
   CHECK(s.points[3].result.step_time_s == 4.0);
   // One text field: an ordinal axis in the sweep's order, one curve.
   const std::vector<reports::SweepChanges> devices{{{"cluster.device", "\"v100\""}}, {{"cluster.device", "\"a100-80gb\""}}};
@@ -224,6 +224,13 @@ TEST_CASE("html sweep: the first numeric swept field is the x axis, the others n
   const reports::HtmlChart c = reports::sweep_chart(d, 0);
   CHECK(c.spec.at("spec").at("encoding").at("x").at("type") == "ordinal");
   CHECK(c.spec.at("spec").at("encoding").at("x").at("sort") == Json({"v100", "a100-80gb"}));
+  // Three fields: the numeric one on x, the two others "key=value, key=value" per curve.
+  const std::vector<reports::SweepChanges> three{{{"cluster.device", "\"v100\""}, {"cluster.nodes", "1"}, {"plan.zero", "0"}},
+                                                 {{"cluster.device", "\"v100\""}, {"cluster.nodes", "2"}, {"plan.zero", "1"}}};
+  const reports::HtmlSweep t = reports::sweep_from_points(three, two);
+  CHECK(t.parameter == "cluster.nodes");
+  CHECK(t.series_parameter == "cluster.device, plan.zero");
+  CHECK(t.points[1].series == "cluster.device=v100, plan.zero=1");
   // Points that set different fields are a caller's bug.
   const std::vector<reports::SweepChanges> mixed{{{"cluster.nodes", "16"}}, {{"cluster.device", "\"v100\""}}};
   CHECK_THROWS_AS(reports::sweep_from_points(mixed, two), InternalError);
