@@ -16,10 +16,12 @@
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "reports/format.hpp"
+#include "reports/html.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_source.hpp"
 #include "scenarios/search_spec.hpp"
 #include "sim/profile_json.hpp"
+#include "sim/simulate.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/search/search.hpp"
 #include "strategies/search/search_json.hpp"
@@ -214,12 +216,34 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   const std::string model = scenarios::build_model_graph(base.model, 1, base.file).name();
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
   const std::string text = search::to_json(outcome, base.name, model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+
+  // report.html (reports/html_search.hpp): the ranked plans, their breakdown and memory, the Pareto
+  // front, and the best plan simulated once more for its pipeline timeline and comparison column.
+  const search::RankedPlan& best = outcome.plans.front();
+  const models::Graph best_graph = problem.build_graph(best.candidate.training.micro_batch * best.candidate.plan.dp);
+  sim::LowerOptions lower_options;
+  lower_options.replicate_data_parallel = true;
+  sim::Simulation best_run = sim::simulate(best_graph, search::make_candidate_plan(best_graph, best.candidate),
+                                           evaluator.cluster(best.candidate.nodes), profile, sim::Backend::Analytical, lower_options);
+  best_run.result.scenario = base.name;
+  best_run.result.variant = "#1 " + best.description;
+  const std::vector<sim::Result> best_results{best_run.result};
+  reports::HtmlReport page;
+  page.title = "parasim search: " + base.name;
+  page.results = best_results;
+  page.labels = {"#1 (best plan)"};
+  page.search = reports::HtmlSearch{&outcome, base.name, model, std::max<std::size_t>(20, static_cast<std::size_t>(args.top))};
+  page.timeline = reports::pipeline_timeline(best_run);
+  page.timeline_result = 0;
+  page.timeline_of = "#1 " + best.description;
+  const std::string html = reports::render_html(page);
   write_atomically(out_dir / "search.json", text);
+  write_atomically(out_dir / "report.html", html);
   if (args.json) {
     out << text;
   } else {
     out << render_ranking(outcome, base, model, args.top, spec.has_price || options.objective == search::Objective::Cost);
-    out << "wrote " << (out_dir / "search.json").string() << "\n";
+    out << "wrote " << (out_dir / "search.json").string() << ", " << (out_dir / "report.html").string() << "\n";
   }
   if (!args.quiet) std::cerr << "parasim search: searched in " << Progress::duration_text(elapsed_s) << "\n";
   return 0;
