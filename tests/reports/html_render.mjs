@@ -24,25 +24,27 @@ const browser = spawn(browserPath, [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
   "--disable-dev-shm-usage", `--user-data-dir=${profile}`, "--remote-debugging-pipe", "about:blank",
-], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] });
+], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true });  // its own process group, so its helpers end with it
 
 let browserLog = "";
 browser.stderr.on("data", (d) => { browserLog += d; });
-// The browser's profile folder is removed once the browser has exited (it writes there until
-// then), or after 5 s at the latest.
+// The browser's profile folder is removed once the browser and its helper processes (renderer,
+// GPU, zygote: the process group it leads) have been killed and it has exited — they write there
+// until then — or after 5 s at the latest.
 let finishing = false;
 const finish = (code, text) => {
   if (finishing) return;
   finishing = true;
   if (text) process.stdout.write(text + "\n");
   const done = () => {
-    try { rmSync(profile, { recursive: true, force: true, maxRetries: 3 }); } catch { /* best effort */ }
+    try { process.kill(-browser.pid, "SIGKILL"); } catch { /* the group is gone */ }
+    try { rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }); } catch { /* best effort */ }
     process.exit(code);
   };
   if (browser.exitCode !== null || browser.signalCode !== null) return done();
   browser.once("exit", done);
   setTimeout(done, 5000);
-  try { browser.kill("SIGKILL"); } catch { done(); }
+  try { process.kill(-browser.pid, "SIGKILL"); } catch { try { browser.kill("SIGKILL"); } catch { done(); } }
 };
 const fail = (why) => {
   process.stderr.write(`html_render: ${why}\n${browserLog.slice(-4000)}`);
