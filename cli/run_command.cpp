@@ -105,6 +105,12 @@ void check_task_budget(const sim::TaskEstimate& e, const std::string& variant, c
                     (args.max_memory_gib > 0 ? " of --max-memory" : " of memory available") + "; raise --max-memory (GiB) to run it anyway");
 }
 
+/// The backend a variant runs on: --backend wins over the scenario's "backend".
+sim::Backend backend_of(const scenarios::Scenario& s, const RunArgs& args) {
+  if (!args.backend.empty()) return args.backend == "simgrid" ? sim::Backend::SimGrid : sim::Backend::Analytical;
+  return s.backend == scenarios::Backend::SimGrid ? sim::Backend::SimGrid : sim::Backend::Analytical;
+}
+
 /// The devices the trace shows by default, among those simulated: all of them when at most 64; else
 /// the whole first data-parallel replica when it has at most 64 devices; else one device per pipeline
 /// stage (the first tensor-parallel rank), so the trace always shows the whole pipeline.
@@ -155,12 +161,16 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
   // Every variant's task graph is sized before any is lowered, so a scenario too large for this
-  // machine is refused at once, not after the variants before it have run. A cluster spec has one
-  // device kind, so the replica shortcut applies whenever it is on.
+  // machine is refused at once, not after the variants before it have run. The estimate counts one
+  // data-parallel replica only where lowering will: the analytical backend on a cluster of one kind
+  // of device at one speed (the simgrid backend always simulates every replica, sim/summarize.cpp).
   for (const auto& v : variants) {
-    const models::Graph graph = scenarios::build_model(v.scenario);
-    const strategies::Plan plan = strategies::make_plan(graph, v.scenario.training, v.scenario.plan, v.scenario.cluster.device_count());
-    check_task_budget(sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = !args.no_replica_shortcut}), v.name, args);
+    const scenarios::Scenario& s = v.scenario;
+    const models::Graph graph = scenarios::build_model(s);
+    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
+    const bool uniform = s.cluster.node_groups.empty() && s.cluster.stragglers.empty();
+    const bool one_replica = !args.no_replica_shortcut && uniform && backend_of(s, args) == sim::Backend::Analytical;
+    check_task_budget(sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica}), v.name, args);
   }
 
   std::vector<sim::Result> results;
@@ -185,8 +195,7 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
     const models::Graph graph = scenarios::build_model(s);
     const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
-    sim::Backend backend = s.backend == scenarios::Backend::SimGrid ? sim::Backend::SimGrid : sim::Backend::Analytical;
-    if (!args.backend.empty()) backend = args.backend == "simgrid" ? sim::Backend::SimGrid : sim::Backend::Analytical;
+    const sim::Backend backend = backend_of(s, args);
 
     sim::LowerOptions lower_options;
     lower_options.replicate_data_parallel = !args.no_replica_shortcut;
