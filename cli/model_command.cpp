@@ -3,11 +3,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
@@ -99,28 +99,6 @@ LoadedModel load(const ModelArgs& a, const CLI::App& cmd) {
   return {models::graph_from_json(doc), "graph-json"};
 }
 
-/// Writes `text` to `path` whole or not at all: into a temporary file beside it, then renamed.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, 0, 0, "", "cannot open the file for writing");
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw InputError(path, 0, 0, "", "cannot write the file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw InputError(path, 0, 0, "", "cannot write the file");
-  }
-}
-
 void print_json(std::ostream& out, const LoadedModel& m, bool layers) {
   const models::Graph& g = m.graph;
   const double per_sample = 1.0 / static_cast<double>(g.batch());
@@ -203,7 +181,7 @@ void add_model_command(CLI::App& app, Action& action, std::ostream& out) {
       const LoadedModel m = load(*args, *cmd);
       // Builders and the graph JSON reader return valid graphs; anything else is a parasim bug.
       if (const auto problem = m.graph.check()) PARASIM_CHECK(false, "invalid graph from " + args->what + ": " + problem->message);
-      if (!args->export_graph.empty()) write_file_atomically(args->export_graph, models::to_json_text(m.graph));
+      if (!args->export_graph.empty()) write_atomically(args->export_graph, models::to_json_text(m.graph));
       if (args->json) print_json(out, m, args->layers);
       else print_table(out, m, args->layers);
       return 0;

@@ -141,4 +141,11 @@ TEST_CASE("reliability: --timeout is accepted by every command and does not cut 
   CHECK_THAT(model.out, Catch::Matchers::Contains("parameters"));
   const Run negative = run_parasim("model gpt2 --timeout -1");
   CHECK(negative.exit_code == 2);
+  // Every command lists it in its help: the run (parasim SCENARIO.json), model, search and report.
+  for (const char* command : {"", "model ", "search ", "report "}) {
+    INFO("parasim " << command << "--help");
+    const Run help = run_parasim(std::string(command) + "--help");
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Matchers::Contains("--timeout"));
+  }
 }
