@@ -17,6 +17,7 @@ using html_spec::in_gib;
 using html_spec::Json;
 using html_spec::kFormat;
 using html_spec::num;
+using html_spec::pareto_spec;
 using html_spec::strings;
 
 constexpr double kPsPerMs = 1e9;
@@ -281,33 +282,12 @@ HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std
                       {"status", !r.fits ? "does not fit" : optimal[i] ? "on the Pareto front" : "dominated"},
                       {"front_label", optimal[i] ? Json(labels[i]) : Json("")}});
   }
-  const Json x = {{"field", "step_time_s"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
-                  {"title", "step time (s)"}};
-  const Json y = {{"field", "peak_gib"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
-                  {"title", "peak memory per device (GiB)"}};
-  Json spec = base_spec("Pareto front of step time, peak memory per device and device count");
-  spec["width"] = 640;
-  spec["height"] = 360;
-  spec["data"] = {{"values", values}};
-  Json points;
-  points["mark"] = {{"type", "point"}, {"filled", true}, {"size", 90}, {"opacity", 0.85}};
-  points["encoding"] = {
-      {"x", x},
-      {"y", y},
-      {"color", {{"field", "devices"}, {"type", "ordinal"}, {"scale", {{"scheme", "viridis"}}}, {"title", "devices"}}},
-      {"shape",
-       {{"field", "status"},
-        {"type", "nominal"},
-        {"scale", {{"domain", {"on the Pareto front", "dominated", "does not fit"}}, {"range", {"diamond", "circle", "cross"}}}},
-        {"title", "plan"}}},
-      {"tooltip", tooltip({field("result", "nominal", "result"), field("plan", "nominal", "plan"),
-                           field("step_time_s", "quantitative", "step time (s)", kFormat),
-                           field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
-                           field("devices", "quantitative", "devices"), field("status", "nominal", "status")})}};
-  Json text;
-  text["mark"] = {{"type", "text"}, {"align", "left"}, {"dx", 8}, {"fontSize", 11}};
-  text["encoding"] = {{"x", x}, {"y", y}, {"text", {{"field", "front_label"}}}};
-  spec["layer"] = {points, text};
+  Json spec = pareto_spec("Pareto front of step time, peak memory per device and device count", std::move(values),
+                          {"on the Pareto front", "dominated", "does not fit"}, {"diamond", "circle", "cross"}, 90,
+                          tooltip({field("result", "nominal", "result"), field("plan", "nominal", "plan"),
+                                   field("step_time_s", "quantitative", "step time (s)", kFormat),
+                                   field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
+                                   field("devices", "quantitative", "devices"), field("status", "nominal", "status")}));
   return {"pareto", "Pareto front: step time, memory, devices",
           "Each result's step time against its peak memory per device, coloured by device count. Diamonds (named) "
           "are on the Pareto front: they fit, and no other fitting result is as fast, as small and as few devices "

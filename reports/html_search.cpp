@@ -15,6 +15,7 @@ using html_spec::in_gib;
 using html_spec::Json;
 using html_spec::kFormat;
 using html_spec::num;
+using html_spec::pareto_spec;
 using html_spec::strings;
 
 /// The colours of report.html's other charts (html_charts.cpp): compute blue, exposed communication
@@ -253,37 +254,17 @@ HtmlChart search_pareto_chart(const HtmlSearch& s) {
                       {"status", p.pareto ? "on the Pareto front" : "dominated"},
                       {"front_label", p.pareto ? Json("#" + std::to_string(i + 1)) : Json("")}});
   }
-  const Json x = {{"field", "step_time_s"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
-                  {"title", "step time (s)"}};
-  const Json y = {{"field", "peak_gib"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
-                  {"title", "peak memory per device (GiB)"}};
-  Json spec = base_spec("Pareto front of the search: step time, peak memory per device and device count");
-  spec["width"] = 640;
-  spec["height"] = 360;
-  spec["data"] = {{"values", values}};
-  Json dots;
-  dots["mark"] = {{"type", "point"}, {"filled", true}, {"size", 80}, {"opacity", 0.85}};
-  dots["encoding"] = {
-      {"x", x},
-      {"y", y},
-      {"color", {{"field", "devices"}, {"type", "ordinal"}, {"scale", {{"scheme", "viridis"}}}, {"title", "devices"}}},
-      {"shape",
-       {{"field", "status"},
-        {"type", "nominal"},
-        {"scale", {{"domain", {"on the Pareto front", "dominated"}}, {"range", {"diamond", "circle"}}}},
-        {"title", "plan"}}},
-      {"tooltip", Json::array({field("row", "nominal", "plan"), field("step_time_s", "quantitative", "step time (s)", kFormat),
-                               field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
-                               field("devices", "quantitative", "devices"), field("status", "nominal", "status")})}};
-  Json text;
-  text["mark"] = {{"type", "text"}, {"align", "left"}, {"dx", 8}, {"fontSize", 11}};
-  text["encoding"] = {{"x", x}, {"y", y}, {"text", {{"field", "front_label"}}}};
-  spec["layer"] = {dots, text};
+  const std::size_t shown = values.size();
+  Json spec = pareto_spec("Pareto front of the search: step time, peak memory per device and device count", std::move(values),
+                          {"on the Pareto front", "dominated"}, {"diamond", "circle"}, 80,
+                          Json::array({field("row", "nominal", "plan"), field("step_time_s", "quantitative", "step time (s)", kFormat),
+                                       field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
+                                       field("devices", "quantitative", "devices"), field("status", "nominal", "status")}));
   std::string caption = std::string("Each ") + (any_simulated ? "simulated" : "estimated") +
                         " plan's step time against its peak memory per device, coloured by device count. Diamonds, named by rank, are on "
                         "the Pareto front: no other plan is as fast, as small and as few devices at once while better in one of the three.";
-  if (values.size() < o.plans.size())
-    caption += " " + std::to_string(values.size()) + " of the " + std::to_string(o.plans.size()) + " ranked plans are shown" +
+  if (shown < o.plans.size())
+    caption += " " + std::to_string(shown) + " of the " + std::to_string(o.plans.size()) + " ranked plans are shown" +
                (any_simulated ? " (those simulated, whose figures the front is judged on)." : ".");
   return {"pareto", "Pareto front: step time, memory, devices", caption, std::move(spec)};
 }

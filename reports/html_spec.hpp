@@ -49,4 +49,33 @@ inline Json field(const std::string& name, const std::string& type, const std::s
   return f;
 }
 
+/// The Pareto-front chart both reports draw (reports/html_charts.cpp for results,
+/// reports/html_search.cpp for a search): `values` hold step_time_s, peak_gib, devices, status and
+/// front_label per point; points coloured by device count, shaped by `statuses` (in that order,
+/// drawn as `shapes`), the front's points named beside them.
+inline Json pareto_spec(const std::string& description, Json values, const Json& statuses, const Json& shapes, int point_size,
+                        Json tooltip) {
+  const Json x = {{"field", "step_time_s"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
+                  {"title", "step time (s)"}};
+  const Json y = {{"field", "peak_gib"}, {"type", "quantitative"}, {"scale", {{"zero", false}, {"padding", 16}}}, {"axis", {{"format", kFormat}}},
+                  {"title", "peak memory per device (GiB)"}};
+  Json spec = base_spec(description);
+  spec["width"] = 640;
+  spec["height"] = 360;
+  spec["data"] = {{"values", std::move(values)}};
+  Json points;
+  points["mark"] = {{"type", "point"}, {"filled", true}, {"size", point_size}, {"opacity", 0.85}};
+  points["encoding"] = {
+      {"x", x},
+      {"y", y},
+      {"color", {{"field", "devices"}, {"type", "ordinal"}, {"scale", {{"scheme", "viridis"}}}, {"title", "devices"}}},
+      {"shape", {{"field", "status"}, {"type", "nominal"}, {"scale", {{"domain", statuses}, {"range", shapes}}}, {"title", "plan"}}},
+      {"tooltip", std::move(tooltip)}};
+  Json text;
+  text["mark"] = {{"type", "text"}, {"align", "left"}, {"dx", 8}, {"fontSize", 11}};
+  text["encoding"] = {{"x", x}, {"y", y}, {"text", {{"field", "front_label"}}}};
+  spec["layer"] = {points, text};
+  return spec;
+}
+
 }  // namespace parasim::reports::html_spec
