@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_clusters.hpp"
+
 #include "sim/collectives.hpp"
 
 using namespace parasim::sim;
@@ -10,37 +12,9 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-/// A link whose efficiency is 1 at every size, so the closed forms hold exactly.
-Link flat(const std::string& name, double bandwidth, double latency) { return Link{name, bandwidth, latency, EfficiencyCurve{{{1.0, 1.0}}}}; }
-
-/// `nodes` × `per_node` devices; intra links of 100 GB/s and 1 µs; one 10 GB/s, 5 µs NIC per device.
-Cluster switched(std::int64_t nodes, std::int64_t per_node, double oversubscription = 1) {
-  Cluster c;
-  c.nodes = nodes;
-  c.devices_per_node = per_node;
-  for (std::int64_t id = 0; id < nodes * per_node; ++id) c.devices.push_back(Device{id, id / per_node, "chip", 1});
-  c.intra = flat("fast", 100e9, 1e-6);
-  c.inter = flat("nic", 10e9, 5e-6);
-  c.nics_per_node = per_node;
-  c.oversubscription = oversubscription;
-  return c;
-}
-
-/// A dims[0]×dims[1]×... torus with wraparound, 4 chips a host, 50 GB/s and 1 µs per link.
-Cluster torus(std::vector<std::int64_t> dims) {
-  Cluster c;
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  c.devices_per_node = 4;
-  c.nodes = n / 4;
-  for (std::int64_t id = 0; id < n; ++id) c.devices.push_back(Device{id, id / 4, "chip", 1});
-  c.inter_kind = InterNodeKind::Torus;
-  c.intra = flat("ici", 50e9, 1e-6);
-  c.inter = flat("ici", 50e9, 1e-6);
-  c.nics_per_node = 4;
-  c.torus_dims = std::move(dims);
-  return c;
-}
+using parasim::testing::flat;
+using parasim::testing::switched;
+using parasim::testing::torus;
 
 std::vector<std::int64_t> iota(std::int64_t n) {
   std::vector<std::int64_t> v;

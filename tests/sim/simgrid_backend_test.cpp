@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_clusters.hpp"
+
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
@@ -20,39 +22,9 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-Link flat(const std::string& name, double bandwidth, double latency) { return Link{name, bandwidth, latency, EfficiencyCurve{{{1.0, 1.0}}}}; }
-
-/// `nodes` × `per_node` devices on NVSwitch-like nodes (100 GB/s, 1 µs ports) and a rail-optimised
-/// fat-tree of one 10 GB/s, 5 µs NIC per device; `nodes_per_leaf` nodes per leaf switch (per rail).
-Cluster switched(std::int64_t nodes, std::int64_t per_node, double oversubscription = 1, std::int64_t nodes_per_leaf = 1) {
-  Cluster c;
-  c.nodes = nodes;
-  c.devices_per_node = per_node;
-  for (std::int64_t id = 0; id < nodes * per_node; ++id) c.devices.push_back(Device{id, id / per_node, "chip", 1});
-  c.intra = flat("fast", 100e9, 1e-6);
-  c.inter = flat("nic", 10e9, 5e-6);
-  c.nics_per_node = per_node;
-  c.oversubscription = oversubscription;
-  c.nodes_per_leaf = nodes_per_leaf;
-  return c;
-}
-
-/// A dims torus with wraparound, 4 chips a host, 50 GB/s and 1 µs per link and direction.
-Cluster torus(std::vector<std::int64_t> dims) {
-  Cluster c;
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  c.devices_per_node = 4;
-  c.nodes = n / 4;
-  for (std::int64_t id = 0; id < n; ++id) c.devices.push_back(Device{id, id / 4, "chip", 1});
-  c.inter_kind = InterNodeKind::Torus;
-  c.intra = flat("ici", 50e9, 1e-6);
-  c.inter = flat("ici", 50e9, 1e-6);
-  c.nics_per_node = 4;
-  c.torus_dims = std::move(dims);
-  return c;
-}
-
+using parasim::testing::flat;
+using parasim::testing::switched;
+using parasim::testing::torus;
 std::vector<std::int64_t> iota(std::int64_t n, std::int64_t first = 0) {
   std::vector<std::int64_t> v;
   for (std::int64_t i = 0; i < n; ++i) v.push_back(first + i);
