@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "gpt3_case.hpp"
+
 #include "models/zoo.hpp"
 #include "sim/cluster.hpp"
 #include "sim/simulate.hpp"
@@ -28,22 +30,11 @@ static double since(double t) { return cpu_now() - t; }
 
 int main() {
   const auto& profile = sim::datasheet_profile();
-  sim::ClusterSpec cs = *sim::cluster_preset("dgx-a100");
-  cs.nodes = 128;
-  const sim::Cluster cluster = sim::build_cluster(cs, profile);
-
-  strategies::TrainingSpec training;
-  training.global_batch = 1536;
-  training.micro_batch = 1;
-  strategies::PlanSpec spec;
-  spec.tp = 8;
-  spec.pp = 16;
-  spec.dp = 8;
-  spec.schedule = strategies::Schedule::OneFOneB;
-  spec.recompute = strategies::Recompute::Full;
-  models::ModelOptions options;
-  options.batch = training.micro_batch * spec.dp;
-  options.seq_len = 2048;
+  const bench::Gpt3Case gpt3 = bench::gpt3_175b_1024_a100(profile);
+  const sim::Cluster& cluster = gpt3.cluster;
+  const strategies::TrainingSpec& training = gpt3.training;
+  const strategies::PlanSpec& spec = gpt3.spec;
+  const models::ModelOptions& options = gpt3.options;
 
   const auto wall0 = Clock::now();
   const double t0 = cpu_now();
