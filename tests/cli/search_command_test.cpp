@@ -83,8 +83,12 @@ TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "
   const Run one = run_parasim("search " + q(file) + " --out " + q(dir / "one") + " --quiet");
   REQUIRE(one.exit_code == 0);
   // Open MPI refuses to run as root without --allow-run-as-root, and two ranks on fewer cores
-  // without --oversubscribe.
-  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe '" + std::string(PARASIM_BINARY) + "' search " + q(file) +
+  // without --oversubscribe. In a sanitizer build, leak detection is off in the two ranks (the
+  // variable is ignored otherwise): Open MPI keeps memory from MPI_Init to exit in plugins it unloads
+  // before LeakSanitizer looks, so no suppression can name them. parasim's own leaks are still checked
+  // by the one-process search above, which runs the same search code.
+  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 '" + std::string(PARASIM_BINARY) +
+                              "' search " + q(file) +
                               " --out " + q(dir / "two") + " --quiet > " + q(dir / "mpi.out") + " 2> " + q(dir / "mpi.err");
   const int status = std::system(command.c_str());
   INFO(slurp(dir / "mpi.err"));
