@@ -17,7 +17,7 @@ using parasim::testing::Run;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 std::string with_commas(std::uint64_t v) {
   std::string digits = std::to_string(v), out;

@@ -37,7 +37,7 @@ const char* kLong = R"({
   "what_if": [ { "name": "eight times the batch", "set": { "training.global_batch": 12288 } } ]
 })";
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 /// Every file under `dir` with its contents.
 std::map<std::string, std::string> snapshot(const std::filesystem::path& dir) {

@@ -16,7 +16,7 @@ using parasim::testing::slurp;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 /// Runs parasim with `cwd` as its working folder.
 Run run_in(const std::filesystem::path& cwd, const std::string& args) {

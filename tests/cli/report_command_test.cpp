@@ -19,7 +19,7 @@ using parasim::testing::slurp;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 /// Runs `parasim` on a small GPT-2 scenario named `name` (with one what-if) and returns its result.json.
 std::filesystem::path saved_result(const std::filesystem::path& dir, const std::string& name, int tp) {

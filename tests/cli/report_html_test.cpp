@@ -18,7 +18,7 @@ using parasim::testing::slurp;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 const char* kHostile = R"({
   "name": "escape",

@@ -23,7 +23,7 @@ using parasim::testing::slurp;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 /// The hand-written search (tests/reports/html_hand_search.hpp), its second plan named to inject
 /// script, as search.json.

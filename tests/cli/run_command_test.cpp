@@ -19,7 +19,7 @@ using parasim::testing::slurp;
 namespace {
 const std::string kExamples = PARASIM_SOURCE_DIR "/scenarios/examples/";
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 // Writes a scenario text into `dir` and returns its path.
 std::filesystem::path scenario_file(const std::filesystem::path& dir, const std::string& text) {

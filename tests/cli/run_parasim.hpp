@@ -23,6 +23,9 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+/// A path quoted for the shell command lines the tests build (test paths hold no single quote).
+inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
 /// A fresh, empty temporary folder for one test; removed by the caller when done.
 inline std::filesystem::path fresh_dir(const std::string& tag) {
   static int counter = 0;

@@ -19,7 +19,7 @@ using parasim::testing::slurp;
 
 namespace {
 
-std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+using parasim::testing::q;
 
 std::filesystem::path write(const std::filesystem::path& dir, const std::string& text) {
   const auto path = dir / "s.json";
