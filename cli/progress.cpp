@@ -85,7 +85,7 @@ void Progress::update(std::size_t done) {
     next_tenth_ = tenth + 1;
     const double elapsed = now - start_;
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-    out_ << phase_ << ": " << done << "/" << total_ << " (" << tenth * 10 << "%), " << rate_text(rate) << ", "
+    out_ << phase_ << ": " << done << "/" << total_ << " (" << done * 100 / total_ << "%), " << rate_text(rate) << ", "
          << duration_text(rate > 0 ? static_cast<double>(total_ - done) / rate : NAN) << " left\n"
          << std::flush;
   }

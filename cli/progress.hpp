@@ -11,12 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/progress_sink.hpp"
+
 namespace parasim::cli {
 
 /// Whether standard error is a terminal (isatty).
 [[nodiscard]] bool stderr_is_terminal();
 
-class Progress {
+class Progress final : public ProgressSink {
  public:
   /// Seconds since some fixed start; the default reads std::chrono::steady_clock. Tests pass their own.
   using Clock = std::function<double()>;
@@ -26,11 +28,11 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   /// Starts a phase of `total` tasks (0: a phase without a count, shown as a single line).
-  void begin(std::string_view phase, std::size_t total);
+  void begin(std::string_view phase, std::size_t total) override;
   /// `done` of the phase's tasks have finished. Thread-safe; cheap when nothing is redrawn.
-  void update(std::size_t done);
+  void update(std::size_t done) override;
   /// Ends the phase: a last line with its count, time and rate.
-  void end();
+  void end() override;
 
   /// "1.2 s", "3 min 05 s", "1 h 02 min": a duration for people.
   [[nodiscard]] static std::string duration_text(double seconds);

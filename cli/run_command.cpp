@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -39,6 +41,26 @@ struct RunArgs {
   std::int64_t trace_devices = -1;  // -1: the default selection; 0: every device
   std::int64_t max_tasks = 0;       // 0: kDefaultMaxTasks
   double max_memory_gib = 0;        // 0: the memory available when the run starts
+  bool quiet = false;               // no progress on stderr
+};
+
+// A simulation long enough to show its progress: about two seconds or more on one core at the
+// rates bench/README.md records (analytical: about 3.5 million tasks per second end to end;
+// simgrid: about 450,000 SimGrid activities per second, roughly one per task and a half).
+constexpr std::uint64_t kLongAnalyticalTasks = 8'000'000;
+constexpr std::uint64_t kLongSimGridTasks = 1'000'000;
+
+/// Progress phases of one variant's simulation, named after the variant.
+class VariantProgress final : public ProgressSink {
+ public:
+  VariantProgress(Progress& progress, std::string variant) : progress_(progress), prefix_("variant \"" + std::move(variant) + "\": ") {}
+  void begin(std::string_view phase, std::size_t total) override { progress_.begin(prefix_ + std::string(phase), total); }
+  void update(std::size_t done) override { progress_.update(done); }
+  void end() override { progress_.end(); }
+
+ private:
+  Progress& progress_;
+  std::string prefix_;
 };
 
 std::string gib(double bytes) {
@@ -164,13 +186,17 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   // machine is refused at once, not after the variants before it have run. The estimate counts one
   // data-parallel replica only where lowering will: the analytical backend on a cluster of one kind
   // of device at one speed (the simgrid backend always simulates every replica, sim/summarize.cpp).
+  std::vector<bool> long_simulation;  // per variant: show its phases as it runs
   for (const auto& v : variants) {
     const scenarios::Scenario& s = v.scenario;
     const models::Graph graph = scenarios::build_model(s);
     const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
     const bool uniform = s.cluster.node_groups.empty() && s.cluster.stragglers.empty();
-    const bool one_replica = !args.no_replica_shortcut && uniform && backend_of(s, args) == sim::Backend::Analytical;
-    check_task_budget(sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica}), v.name, args);
+    const bool analytical = backend_of(s, args) == sim::Backend::Analytical;
+    const bool one_replica = !args.no_replica_shortcut && uniform && analytical;
+    const sim::TaskEstimate e = sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica});
+    check_task_budget(e, v.name, args);
+    long_simulation.push_back(e.tasks >= (analytical ? kLongAnalyticalTasks : kLongSimGridTasks));
   }
 
   std::vector<sim::Result> results;
@@ -179,12 +205,15 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   reports::TraceSummary trace_summary;
   std::vector<std::string> oom;
   // A sweep's points are counted on stderr: a bar on a terminal, plain lines otherwise (cli/progress.hpp).
+  // Without a sweep, a long simulation shows its own phases instead (lowering, the engine's count of
+  // finished tasks, the summary).
   std::optional<Progress> progress;
-  if (sweep_begin < variants.size()) {
+  const bool sweep_progress = sweep_begin < variants.size() && !args.quiet;
+  if (!args.quiet && (sweep_progress || std::find(long_simulation.begin(), long_simulation.end(), true) != long_simulation.end()))
     progress.emplace(std::cerr, stderr_is_terminal());
-    progress->begin("simulating the base, its what-ifs and the sweep's points", variants.size());
-  }
-  for (const auto& v : variants) {
+  if (sweep_progress) progress->begin("simulating the base, its what-ifs and the sweep's points", variants.size());
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    const Variant& v = variants[vi];
     const scenarios::Scenario& s = v.scenario;
     const sim::Profile profile = override_profile ? *override_profile : scenarios::scenario_profile(s);
     if (override_profile) {
@@ -199,7 +228,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
 
     sim::LowerOptions lower_options;
     lower_options.replicate_data_parallel = !args.no_replica_shortcut;
-    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend, lower_options);
+    std::optional<VariantProgress> phases;
+    if (progress && !sweep_progress && long_simulation[vi]) phases.emplace(*progress, reports::terminal_safe(v.name));
+    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend, lower_options, phases ? &*phases : nullptr);
     simulation.result.scenario = base.name;
     simulation.result.variant = v.name;
     if (!simulation.result.fits) {
@@ -228,9 +259,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
                     [&](std::ostream& o) { trace_summary = reports::write_trace(o, simulation, options); });
     }
     results.push_back(std::move(simulation.result));
-    if (progress) progress->update(results.size());
+    if (sweep_progress) progress->update(results.size());
   }
-  if (progress) progress->end();
+  if (sweep_progress) progress->end();
 
   if (!oom.empty() && !args.allow_oom) {
     std::string msg = "the plan does not fit in device memory:";
@@ -278,6 +309,7 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
       ->check(CLI::IsMember({"analytical", "simgrid"}));
   app.add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
   app.add_flag("--json", args->json, "print result.json on stdout instead of the table");
+  app.add_flag("--quiet", args->quiet, "no progress on stderr (shown for sweeps and long simulations)");
   app.add_flag("--allow-oom", args->allow_oom, "report a plan that does not fit in memory instead of failing");
   app.add_flag("--no-replica-shortcut", args->no_replica_shortcut,
                "simulate every data-parallel replica (by default identical replicas are simulated once)");

@@ -51,7 +51,9 @@ struct Simulation {
 
 /// Lowers and simulates one step with `backend`, and adds the link-level figures and the topology
 /// notes (sim/topology_notes.hpp) to the Result. Throws PlanError when a figure it needs is missing.
+/// `progress`, when given, hears each phase (lowering, simulating with the count of finished tasks
+/// under the analytical engine, summarising) as it begins and ends.
 [[nodiscard]] Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
-                                  Backend backend = Backend::Analytical, const LowerOptions& options = {});
+                                  Backend backend = Backend::Analytical, const LowerOptions& options = {}, ProgressSink* progress = nullptr);
 
 }  // namespace parasim::sim

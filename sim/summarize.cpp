@@ -237,8 +237,14 @@ std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const C
 }
 
 Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
-                    const LowerOptions& options) {
+                    const LowerOptions& options, ProgressSink* progress) {
   Simulation s;
+  auto begin = [progress](std::string_view phase, std::size_t total) {
+    if (progress) progress->begin(phase, total);
+  };
+  auto end = [progress] {
+    if (progress) progress->end();
+  };
   // The data-parallel replica shortcut stands one replica for all, so its all-reduces never meet
   // the other replicas' traffic: right for the analytical backend, which gives every collective
   // its links whole anyway, but it would hide exactly the contention the simgrid backend is for.
@@ -246,7 +252,10 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   LowerOptions lower_options = options;
   const bool shortcut_refused = backend == Backend::SimGrid && options.replicate_data_parallel;
   if (backend == Backend::SimGrid) lower_options.replicate_data_parallel = false;
+  begin("lowering the plan to tasks", 0);
   s.step = lower(graph, plan, cluster, profile, lower_options);
+  end();
+  const std::size_t tasks = s.step.tasks.task_count();
   s.collectives = estimate_collectives(s.step.tasks, cluster);
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(s.collectives.size());
@@ -257,13 +266,19 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     std::vector<double> speeds;
     speeds.reserve(cluster.devices.size());
     for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
+    begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
     SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds);
+    end();
     s.timeline = std::move(run.timeline);
     s.finish_ps = std::move(run.finish_ps);
     s.simgrid_activities = run.activities;
   } else {
-    s.timeline = simulate_fifo(s.step.tasks, coll_ps);
+    begin("simulating tasks (analytical engine)", tasks);
+    s.timeline = simulate_fifo(s.step.tasks, coll_ps, progress);
+    if (progress) progress->update(tasks);
+    end();
   }
+  begin("summarising the step", 0);
   s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend, s.finish_ps);
 
   const Topology topology(cluster);
@@ -280,6 +295,7 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   if (shortcut_refused && plan.dp() > 1)
     r.notes.push_back("The simgrid backend simulates every data-parallel replica: the replica shortcut (one replica standing for "
                       "all) would hide the contention between replicas' collectives.");
+  end();
   return s;
 }
 

@@ -8,6 +8,8 @@
 namespace parasim::sim {
 namespace {
 
+constexpr std::size_t kProgressEvery = std::size_t{1} << 18;  // tasks between progress updates
+
 // Successors (CSR) from the dependency lists.
 void successors(const TaskGraph& g, std::vector<std::uint32_t>& begin, std::vector<TaskId>& succ) {
   const std::size_t n = g.task_count();
@@ -89,7 +91,7 @@ Timeline simulate_fifo_events(const TaskGraph& g, std::span<const Picoseconds> c
   return out;
 }
 
-Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
+Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collective_ps, ProgressSink* progress) {
   const std::size_t n = g.task_count();
   const std::size_t streams = g.stream_count();
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
@@ -117,7 +119,7 @@ Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collecti
     worklist.pop_back();
     const std::int64_t finish = ready[t] + task_duration_ps(g, collective_ps, t);
     makespan = std::max(makespan, finish);
-    ++finished;
+    if (++finished % kProgressEvery == 0 && progress) progress->update(finished);
     for (std::uint32_t k = succ_begin[t]; k < succ_begin[t + 1]; ++k) release(succ[k], finish);
     std::int64_t scratch = 0;
     for (std::int64_t device : g.devices_of(t, scratch)) {

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "common/progress_sink.hpp"
 #include "common/sim_time.hpp"
 #include "sim/task_graph.hpp"
 
@@ -32,8 +33,10 @@ struct Timeline {
   return g.kind[t] == TaskKind::Collective ? collective_ps[g.owner[t]].count : g.duration_ps[t];
 }
 
-/// Runs the simulation. `collective_ps[i]` is the duration of TaskGraph::collectives[i].
-[[nodiscard]] Timeline simulate_fifo(const TaskGraph& graph, std::span<const Picoseconds> collective_ps);
+/// Runs the simulation. `collective_ps[i]` is the duration of TaskGraph::collectives[i]. `progress`,
+/// when given, hears the count of finished tasks every 262,144 tasks (the caller begins and ends
+/// its phase).
+[[nodiscard]] Timeline simulate_fifo(const TaskGraph& graph, std::span<const Picoseconds> collective_ps, ProgressSink* progress = nullptr);
 /// The same timeline from a time-ordered event loop (slower; the reference).
 [[nodiscard]] Timeline simulate_fifo_events(const TaskGraph& graph, std::span<const Picoseconds> collective_ps);
 

@@ -41,3 +41,12 @@ TEST_CASE("a sweep scenario simulates and tabulates every point", "[scenarios][s
   CHECK_THAT(slurp(out / "report.html"), Catch::Matchers::Contains("bandwidth_gbps"));
   std::filesystem::remove_all(out);
 }
+
+TEST_CASE("a sweep run with --quiet shows no progress on stderr", "[scenarios][sweep][cli]") {
+  const auto out = fresh_dir("sweep-quiet");
+  const Run r = run_parasim("'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-sweep-nodes-bandwidth.json' --quiet --out '" + out.string() + "'");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Matchers::Contains("cluster.nodes=8, cluster.inter_node.bandwidth_gbps=200"));
+  std::filesystem::remove_all(out);
+}

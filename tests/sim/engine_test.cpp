@@ -58,7 +58,8 @@ struct Engine {
   const char* name;
   Timeline (*run)(const TaskGraph&, std::span<const Picoseconds>);
 };
-const Engine kDataflow{"simulate_fifo (dataflow order)", &simulate_fifo};
+Timeline dataflow_order(const TaskGraph& g, std::span<const Picoseconds> ps) { return simulate_fifo(g, ps); }
+const Engine kDataflow{"simulate_fifo (dataflow order)", &dataflow_order};
 const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
 
 /// The message of the InternalError `f` throws (empty when it throws nothing).

@@ -361,3 +361,22 @@ TEST_CASE("lower: selective recompute's time shows as recompute", "[sim][lower]"
   CHECK_THAT(s.result.per_device[0].breakdown.seconds[static_cast<std::size_t>(Category::Recompute)],
              Catch::Matchers::WithinRel(573'440e-12, 1e-9));
 }
+
+TEST_CASE("simulate: a progress sink hears each phase begin and end, and the engine's task count", "[sim][progress]") {
+  // The three phases of an analytical simulation, in order; the engine's phase counts the task
+  // graph's tasks and its last update is all of them.
+  struct Recorder final : ProgressSink {
+    std::vector<std::string> events;
+    std::size_t last = 0;
+    void begin(std::string_view phase, std::size_t total) override { events.push_back("begin " + std::string(phase) + " " + std::to_string(total)); }
+    void update(std::size_t done) override { last = done; }
+    void end() override { events.push_back("end"); }
+  };
+  Recorder r;
+  const Lowered l = lowered(2, 1, 1, PlanSpec{}, 1);
+  const auto s = sim::simulate(l.graph, l.plan, testing::flat_cluster(1), testing::flat_profile(1e12, 1e12), sim::Backend::Analytical, {}, &r);
+  const std::string tasks = std::to_string(s.step.tasks.task_count());
+  CHECK(r.events == std::vector<std::string>{"begin lowering the plan to tasks 0", "end", "begin simulating tasks (analytical engine) " + tasks, "end",
+                                             "begin summarising the step 0", "end"});
+  CHECK(std::to_string(r.last) == tasks);
+}
