@@ -260,7 +260,9 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   std::vector<std::vector<std::int64_t>> groups(static_cast<std::size_t>(pp));
   for (std::int64_t s = 0; s < pp; ++s) groups[static_cast<std::size_t>(s)] = data_group(plan, s, use_of(s) == InnerAxisUse::Data);
 
-  std::vector<double> gathers(static_cast<std::size_t>(pp), 0), forward(gathers);  // ZeRO-3: per micro-batch and pass
+  // ZeRO-3, per micro-batch and pass: all the stage's gathers, its first layer's and its last's.
+  std::vector<double> gathers(static_cast<std::size_t>(pp), 0), forward(gathers), first_gather(gathers), last_gather(gathers);
+  std::vector<bool> gathered(static_cast<std::size_t>(pp), false);
   for (std::size_t l = 0; l < plan.chunk_of_layer.size(); ++l) {
     const std::int32_t chunk = plan.chunk_of_layer[l];
     const std::int64_t s = plan.stage_of_chunk(chunk);
@@ -278,8 +280,12 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     // ZeRO-3 gathers each layer's weights before its forward and again before its backward, every
     // micro-batch, on the data-parallel stream (Rajbhandari et al. 2020, §5.3; as sim/lower.cpp).
     if (plan.zero >= 3 && groups[si].size() > 1) {
-      gathers[si] += seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes);
+      const double gather = seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes);
+      gathers[si] += gather;
       forward[si] += p.forward_s;
+      if (!gathered[si]) first_gather[si] = gather;
+      gathered[si] = true;
+      last_gather[si] = gather;
     }
   }
   // ZeRO-2 and -3 reduce-scatter every micro-batch's gradients (DeepSpeed), on the same stream.
@@ -291,12 +297,15 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
                                 : seconds_of(cl, sim::CollectiveKind::ReduceScatter, groups[si], grads[si]);
     double exposed = 0;
     // ZeRO-2 and -3 reduce-scatter every micro-batch's gradients (DeepSpeed) during its backward.
-    if (plan.zero >= 2) exposed += std::max(0.0, reduce[si] - backward[si]);
-    // ZeRO-3: the forward's gathers stream ahead of its layers; sim/lower.cpp issues a backward's
-    // gathers in forward layer order on the FIFO data stream, so its first (last-layer) backward
-    // waits for all of them. If the lowering comes to issue them in backward order, this term
-    // becomes max(0, gathers − backward) like the forward's.
-    if (plan.zero >= 3) exposed += std::max(0.0, gathers[si] - forward[si]) + gathers[si];
+    // ZeRO-3 also gathers each layer's weights one layer ahead of the compute (sim/lower.cpp,
+    // WeightGathers): each pass waits for its first gather (the forward's first layer, the
+    // backward's last), and the rest are exposed only where they outlast the compute they overlap;
+    // the backward's gathers share the data stream with its reduce-scatters.
+    if (plan.zero >= 3)
+      exposed += first_gather[si] + last_gather[si] + std::max(0.0, gathers[si] - forward[si]) +
+                 std::max(0.0, gathers[si] + reduce[si] - backward[si]);
+    else if (plan.zero >= 2)
+      exposed += std::max(0.0, reduce[si] - backward[si]);
     work[si] += exposed;
     comm[si] += exposed;
   }

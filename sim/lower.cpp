@@ -1,12 +1,15 @@
 #include "sim/lower.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
 #include "strategies/local_shape.hpp"
+#include "strategies/memory.hpp"
 #include "strategies/schedule.hpp"
 #include "strategies/stage_weights.hpp"
 
@@ -212,6 +215,9 @@ class ProgramBuilder {
   }
   /// Extra dependency of the current (or next) compute segment on an earlier item.
   void depend_on(std::uint32_t item) { pending_extra_.push_back(item); }
+  /// Extra dependency of item `item`, already emitted, on an earlier item.
+  void add_dependency(std::uint32_t item, std::uint32_t on) { prog_.items[item].extra_deps.push_back(on); }
+  [[nodiscard]] std::size_t item_count() const { return prog_.items.size(); }
   void grads_ready(const AxisSet& axes, double bytes) { pending_grads_.push_back({axes, bytes}); }
 
   void flush() {
@@ -313,20 +319,20 @@ int scatter_gather_axis(const Context& cx, const Layout& l) {
 
 /// Forward items of a set of operators (in topological order) of one chunk. `materialized` dedupes
 /// resharded inputs within a unit.
+/// `enter_layer`, when set, is called as each layer begins (ZeRO-3's gathers, WeightGathers::enter);
+/// otherwise forward segments may run on into the next layer (only backward needs a task boundary
+/// per layer, so that gradient buckets start as layers finish).
 void emit_forward(Context& cx, ProgramBuilder& pb, const std::vector<OpId>& ops, std::int32_t chunk, Category category,
-                  const std::string& prefix, std::set<std::pair<OpId, Layout>>& materialized, const std::map<std::int32_t, std::uint32_t>& gather_of_layer) {
+                  const std::string& prefix, std::set<std::pair<OpId, Layout>>& materialized,
+                  const std::function<void(std::int32_t)>& enter_layer = {}) {
   const auto& mesh = cx.plan.mesh;
   std::int32_t current_layer = -1;
   for (OpId op : ops) {
     const Operator& o = cx.g.op(op);
     if (o.kind == models::OpKind::Input) continue;
     if (o.layer != current_layer) {
-      // Forward segments may run on into the next layer (only backward needs a task boundary per
-      // layer, so that gradient buckets start as layers finish) — except where a ZeRO-3 gather
-      // must precede the next layer's weights.
-      if (current_layer >= 0 && gather_of_layer.count(o.layer)) pb.flush();
       current_layer = o.layer;
-      if (auto it = gather_of_layer.find(o.layer); it != gather_of_layer.end()) pb.depend_on(it->second);
+      if (enter_layer) enter_layer(o.layer);
     }
     for (std::size_t slot = 0; slot < o.inputs.size(); ++slot) {
       const OpId p = cx.producers[op][slot];
@@ -350,6 +356,60 @@ void emit_forward(Context& cx, ProgramBuilder& pb, const std::vector<OpId>& ops,
 
 struct ChunkPrograms {
   Program fwd, bwd;
+};
+
+/// Layers ZeRO-3 gathers ahead of the one computing (see strategies/memory.hpp, which budgets them).
+constexpr auto kPrefetchLayers = static_cast<std::size_t>(strategies::kZero3PrefetchLayers);
+
+/// ZeRO-3's weight all-gathers for one program (a chunk's forward or its backward): each layer's
+/// weights are gathered before the layer runs, in the order the program uses the layers (the
+/// backward's is the reverse of the forward's), every micro-batch (Rajbhandari et al. 2020, §5.3).
+/// The first kPrefetchLayers + 1 gathers are issued when the program starts; as layer i begins, the
+/// gather of layer i + kPrefetchLayers is issued to start once layer i − 1 has finished and freed its
+/// gathered weights. So no more layers are gathered at once than the memory model counts.
+class WeightGathers {
+ public:
+  /// `order`: the layers holding weights, in the order the program uses them; `bytes[k]`: layer
+  /// order[k]'s gathered bytes per device; `names[k]`: its name.
+  WeightGathers(AxisSet axes, std::vector<std::int32_t> order, std::vector<double> bytes, std::vector<std::string> names)
+      : axes_(std::move(axes)), order_(std::move(order)), bytes_(std::move(bytes)), names_(std::move(names)) {}
+
+  /// The gathers issued as the program starts.
+  void start(ProgramBuilder& pb) {
+    for (std::size_t k = 0; k <= kPrefetchLayers && k < order_.size(); ++k) issue(pb, k, std::nullopt);
+  }
+
+  /// Layer `layer` begins: the previous layer's work ends here (so the next prefetch can wait for
+  /// it), the gather kPrefetchLayers ahead is issued, and the layer's work waits for its own gather.
+  void enter(ProgramBuilder& pb, std::int32_t layer) {
+    const auto it = std::find(order_.begin(), order_.end(), layer);
+    if (it == order_.end()) return;  // a layer without weights (or no ZeRO-3): its work may join the previous layer's
+    pb.flush();
+    const auto k = static_cast<std::size_t>(it - order_.begin());
+    if (k >= 1 && k + kPrefetchLayers < order_.size()) issue(pb, k + kPrefetchLayers, last_work_item(pb));
+    pb.depend_on(gather_item_.at(layer));
+  }
+
+ private:
+  void issue(ProgramBuilder& pb, std::size_t k, std::optional<std::uint32_t> after) {
+    const std::uint32_t item = pb.collective(CollectiveKind::AllGather, axes_, bytes_[k], Category::GradientComm, names_[k] + " weights", false);
+    if (after) pb.add_dependency(item, *after);
+    gather_item_[order_[k]] = item;
+    gathers_.insert(item);
+  }
+  /// The last item the program emitted other than a gather: the end of the previous layer.
+  std::optional<std::uint32_t> last_work_item(const ProgramBuilder& pb) const {
+    for (std::size_t i = pb.item_count(); i-- > 0;)
+      if (!gathers_.count(static_cast<std::uint32_t>(i))) return static_cast<std::uint32_t>(i);
+    return std::nullopt;
+  }
+
+  AxisSet axes_;
+  std::vector<std::int32_t> order_;
+  std::vector<double> bytes_;
+  std::vector<std::string> names_;
+  std::map<std::int32_t, std::uint32_t> gather_item_;
+  std::set<std::uint32_t> gathers_;
 };
 
 ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
@@ -396,26 +456,34 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
     }
     return bytes;
   };
-  auto emit_gathers = [&](ProgramBuilder& pb, std::map<std::int32_t, std::uint32_t>& gather_of_layer) {
-    if (!zero3 || data_axes.empty()) return;
-    for (std::int32_t l : layers) {
-      const double bytes = layer_weight_bytes(l);
-      if (bytes > 0) gather_of_layer[l] = pb.collective(CollectiveKind::AllGather, data_axes, bytes, Category::GradientComm,
-                                                         cx.g.layers()[static_cast<std::size_t>(l)].name + " weights", false);
+  // ZeRO-3's gathers for a program using the chunk's layers in `order` (none without ZeRO-3).
+  auto weight_gathers = [&](const std::vector<std::int32_t>& order) {
+    std::vector<std::int32_t> held;
+    std::vector<double> bytes;
+    std::vector<std::string> names;
+    if (zero3 && !data_axes.empty()) {
+      for (std::int32_t l : order) {
+        const double b = layer_weight_bytes(l);
+        if (b <= 0) continue;
+        held.push_back(l);
+        bytes.push_back(b);
+        names.push_back(cx.g.layers()[static_cast<std::size_t>(l)].name);
+      }
     }
+    return WeightGathers(data_axes, std::move(held), std::move(bytes), std::move(names));
   };
 
   // ---- forward ----
   {
     ProgramBuilder pb(cx, out.fwd);
-    std::map<std::int32_t, std::uint32_t> gathers;
-    emit_gathers(pb, gathers);
+    WeightGathers gathers = weight_gathers(layers);
+    gathers.start(pb);
     for (OpId p : incoming) {
       const int sg = scatter_gather_axis(cx, without_partial(output_layout(cx.g.op(p), cx.plan.sharding[p])));
       if (sg >= 0) pb.collective(CollectiveKind::AllGather, {sg}, local_out_bytes(cx, p), Category::PipelineComm, "received " + cx.g.op(p).name);
     }
     std::set<std::pair<OpId, Layout>> materialized;
-    emit_forward(cx, pb, ops, chunk, Category::Forward, "F ", materialized, gathers);
+    emit_forward(cx, pb, ops, chunk, Category::Forward, "F ", materialized, [&](std::int32_t layer) { gathers.enter(pb, layer); });
     for (const auto& [cc, producers] : outgoing) {
       for (OpId p : producers) {
         const Layout l = output_layout(cx.g.op(p), cx.plan.sharding[p]);
@@ -430,8 +498,8 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
   // ---- backward (with recomputation, layer by layer from the last) ----
   {
     ProgramBuilder pb(cx, out.bwd);
-    std::map<std::int32_t, std::uint32_t> gathers;
-    emit_gathers(pb, gathers);
+    WeightGathers gathers = weight_gathers(std::vector<std::int32_t>(layers.rbegin(), layers.rend()));
+    gathers.start(pb);
     for (const auto& [cc, producers] : outgoing) {
       (void)cc;
       for (OpId p : producers) {
@@ -446,7 +514,7 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
       std::vector<OpId> layer_ops;
       for (OpId op : ops)
         if (cx.g.op(op).layer == layer) layer_ops.push_back(op);
-      if (auto it = gathers.find(layer); it != gathers.end()) pb.depend_on(it->second);
+      gathers.enter(pb, layer);
       if (cx.plan.recompute == strategies::Recompute::Full && recomputable_layer(cx.g, layer)) {
         std::set<std::pair<OpId, Layout>> materialized;
         emit_forward(cx, pb, layer_ops, chunk, Category::Recompute, "R ", materialized, {});

@@ -153,10 +153,10 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     sm.memory.activations_bytes = peak + (plan.recompute == Recompute::Full ? largest_recompute : 0);
 
     // Buffers: double-buffered gradient buckets when gradients are reduced over data parallelism;
-    // ZeRO-3 gathers the next layer's weights while one is in use; sequence parallel all-gathers the
+    // ZeRO-3 gathers the next layer's weights while one is in use (kZero3PrefetchLayers ahead); sequence parallel all-gathers the
     // layer input (s·b·h elements) before the column-parallel GEMMs.
     if (plan.dp() > 1) sm.memory.buffers_bytes += 2 * std::min(plan.grad_bucket_bytes, sm.memory.gradients_bytes * (plan.zero >= 2 ? plan.dp() : 1));
-    if (plan.zero >= 3) sm.memory.buffers_bytes += 2 * largest_layer_weight_bytes;
+    if (plan.zero >= 3) sm.memory.buffers_bytes += static_cast<double>(1 + kZero3PrefetchLayers) * largest_layer_weight_bytes;
     if (t && plan.sequence_parallel)
       sm.memory.buffers_bytes += 2 * static_cast<double>(t->seq_len * plan.micro_batch * t->hidden) * dtype_bytes(plan.precision);
     out.push_back(sm);

@@ -10,6 +10,13 @@
 
 namespace parasim::strategies {
 
+/// Layers ZeRO-3 gathers ahead of the one computing, within a pass: the memory model budgets the
+/// gathered weights of 1 + this many layers, and the lowering (sim/lower.cpp, WeightGathers) issues
+/// no gather earlier. PyTorch FSDP's default prefetch is one layer ahead (layer i + 1's all-gather
+/// overlaps layer i's compute; `limit_all_gathers` keeps no more in flight); DeepSpeed bounds its
+/// prefetch the same way (stage3_prefetch_bucket_size).
+inline constexpr std::int64_t kZero3PrefetchLayers = 1;
+
 struct MemoryBreakdown {
   double weights_bytes = 0;
   double gradients_bytes = 0;

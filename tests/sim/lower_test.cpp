@@ -380,3 +380,40 @@ TEST_CASE("simulate: a progress sink hears each phase begin and end, and the eng
                                              "begin summarising the step 0", "end"});
   CHECK(std::to_string(r.last) == tasks);
 }
+
+TEST_CASE("lower: ZeRO-3 gathers one layer ahead, in the order each pass uses the layers", "[sim][lower]") {
+  // Small GPT, 3 blocks, dp 2, one micro-batch: the graph's layers are embeddings, layers.0–2 and
+  // head; without tensor parallelism each layer's forward (and backward) is one compute task on each
+  // device. The forward uses the layers first to last, the backward last to first. Each pass issues
+  // its first two gathers at once; the gather of its k-th layer (k ≥ 2) waits until the device has
+  // finished its (k − 2)-th layer, so at most two layers' weights are gathered at a time — what
+  // strategies/memory.cpp budgets (twice the largest layer) — and every layer waits for its own gather.
+  PlanSpec spec;
+  spec.zero = 3;
+  const Lowered l = lowered(3, 1, 2, spec, 2);
+  const auto& g = l.step.tasks;
+  const std::size_t streams = g.stream_count();
+  const auto compute = g.queue_of(0 * streams + sim::kComputeStream);
+  const auto data = g.queue_of(0 * streams + sim::kDataStream);
+  const std::vector<std::string> forward{"embeddings", "layers.0", "layers.1", "layers.2", "head"};
+  const std::vector<std::string> backward(forward.rbegin(), forward.rend());
+  // Device 0's data stream: the forward's five gathers, the backward's five, then the gradients.
+  REQUIRE(data.size() == 11);
+  REQUIRE(compute.size() == 11);  // 5 forward, 5 backward, the optimizer step
+  auto depends_on = [&](TaskId t, TaskId on) {
+    const auto deps = g.deps_of(t);
+    return std::find(deps.begin(), deps.end(), on) != deps.end();
+  };
+  for (std::size_t pass = 0; pass < 2; ++pass) {
+    const auto& order = pass == 0 ? forward : backward;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const TaskId gather = data[pass * 5 + k];
+      const TaskId work = compute[pass * 5 + k];
+      INFO("pass " << pass << ", layer " << order[k]);
+      CHECK(g.labels[g.label[gather]] == "all-gather dp " + order[k] + " weights");
+      CHECK(depends_on(work, gather));
+      if (k < 2) CHECK(g.deps_of(gather).empty());
+      else CHECK(depends_on(gather, compute[pass * 5 + k - 2]));
+    }
+  }
+}
