@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/json_reader.hpp"
 
 namespace parasim::strategies::search {
 namespace {
@@ -32,6 +33,23 @@ json memory_json(const RankedPlan& p) {
               {"total_bytes", number(p.memory.total_bytes())},
               {"capacity_bytes", number(p.memory_capacity_bytes)},
               {"headroom_bytes", number(p.headroom_bytes())}};
+}
+
+/// An EVAL object of search.json (search_json.hpp).
+Evaluation read_evaluation(ObjectReader r) {
+  Evaluation e;
+  e.step_time_s = r.positive("step_time_s");
+  e.samples_per_s = r.number("samples_per_s", 0);
+  e.tokens_per_s = r.number("tokens_per_s", 0);
+  e.mfu = r.number("mfu_fraction", 0);
+  e.compute_s = r.number("compute_s", 0);
+  e.exposed_comm_s = r.number("exposed_comm_s", 0);
+  e.bubble_s = r.number("bubble_s", 0);
+  e.data_load_s = r.number("data_load_s", 0);
+  e.tasks = r.integer("task_count", 0);
+  e.replica_shortcut = r.boolean_or("replica_shortcut", false);
+  r.finish();
+  return e;
 }
 
 }  // namespace
@@ -99,6 +117,87 @@ json to_json(const SearchOutcome& o, const std::string& scenario, const std::str
               {"pareto_ranks", pareto},
               {"shape_ranks", shapes},
               {"plans", plans}};
+}
+
+bool is_search_json(const JsonDocument& doc) {
+  const auto& root = doc.root();
+  return root.is_object() && root.contains("schema") && root["schema"].is_string() && root["schema"].get<std::string>() == kSearchSchema;
+}
+
+SavedSearch search_from_json(const JsonDocument& doc) {
+  ObjectReader r(doc, "");
+  r.accept("schema");
+  SavedSearch s;
+  s.scenario = r.string("scenario");
+  s.model = r.string("model");
+  SearchOutcome& o = s.outcome;
+  o.objective = *objective_from_string(r.enum_string("objective", objective_names()));
+  o.price_per_device_hour = r.number("price_per_device_hour", 0);
+  o.usable_memory_bytes = r.number("usable_memory_bytes", 0);
+  {
+    ObjectReader c = r.object("counts");
+    o.candidates = c.integer("candidate_count", 0);
+    o.valid = c.integer("valid_count", 0);
+    o.fitting = c.integer("fitting_count", 0);
+    o.simulated = c.integer("simulated_count", 0);
+    o.refined = c.integer("refined_count", 0);
+    o.pipeline_cuts = c.integer("pipeline_cut_count", 0);
+    c.finish();
+  }
+  {
+    ObjectReader refine = r.object("refine");
+    o.refine_name = refine.string("backend");
+    o.refine_note = refine.string("note");
+    refine.finish();
+  }
+  {
+    ObjectReader ref = r.object("reference");
+    ref.accept("rank");  // the plan marked "reference" below
+    o.reference_note = ref.string("note");
+    ref.finish();
+  }
+  r.accept("pareto_ranks");  // the plans marked "pareto" below
+  r.accept("shape_ranks");
+  const auto plans = r.array("plans");
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    ObjectReader p(doc, plans[i]);
+    RankedPlan plan;
+    const std::int64_t rank = p.integer("rank", 1);
+    if (rank != static_cast<std::int64_t>(i) + 1)
+      throw p.error("rank", "found rank " + std::to_string(rank) + ", expected " + std::to_string(i + 1) + " (plans are listed best first)");
+    plan.description = p.string("description");
+    p.enum_string("ranked_by", {"estimate", "analytical"});  // follows from "analytical" being present
+    plan.pareto = p.boolean_or("pareto", false);
+    plan.reference = p.boolean_or("reference", false);
+    plan.candidate.nodes = p.integer("nodes", 1);
+    plan.candidate.devices = p.integer("device_count", 1);
+    for (const char* knob : {"tp", "pp", "dp", "ep", "micro_batch", "micro_batch_count", "schedule", "virtual_stages", "zero", "recompute",
+                             "sequence_parallel", "stage_layers", "stage_uses", "cost_per_step"})
+      p.accept(knob);
+    {
+      ObjectReader m = p.object("memory");
+      plan.peak_stage = m.integer("peak_stage", 0);
+      plan.memory.weights_bytes = m.number("weights_bytes", 0);
+      plan.memory.gradients_bytes = m.number("gradients_bytes", 0);
+      plan.memory.optimizer_bytes = m.number("optimizer_bytes", 0);
+      plan.memory.activations_bytes = m.number("activations_bytes", 0);
+      plan.memory.buffers_bytes = m.number("buffers_bytes", 0);
+      plan.memory_capacity_bytes = m.positive("capacity_bytes");
+      m.accept("total_bytes");  // the sum of the kinds
+      m.accept("headroom_bytes");  // capacity − total
+      m.finish();
+    }
+    plan.estimate = read_evaluation(p.object("estimate"));
+    if (p.has("analytical")) plan.simulated = read_evaluation(p.object("analytical"));
+    if (p.has("refined")) plan.refined = read_evaluation(p.object("refined"));
+    p.finish();
+    if (plan.reference) o.reference = i;
+    if (plan.pareto) o.pareto.push_back(i);
+    o.plans.push_back(std::move(plan));
+  }
+  if (o.plans.empty()) throw r.error("plans", "found no plan, expected at least one ranked plan");
+  r.finish();
+  return s;
 }
 
 }  // namespace parasim::strategies::search

@@ -29,6 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_document.hpp"
+
 #include "strategies/search/search.hpp"
 
 namespace parasim::strategies::search {
@@ -39,5 +41,19 @@ inline constexpr const char* kSearchSchema = "parasim.search/1";
 [[nodiscard]] nlohmann::json to_json(const Evaluation& e);
 /// The JSON form of `outcome` for scenario `scenario` of model `model`.
 [[nodiscard]] nlohmann::json to_json(const SearchOutcome& outcome, const std::string& scenario, const std::string& model);
+
+/// A search.json read back (what `parasim report` draws of it).
+struct SavedSearch {
+  SearchOutcome outcome;
+  std::string scenario;
+  std::string model;
+};
+
+/// Whether `doc` is a search.json (its "schema" is kSearchSchema).
+[[nodiscard]] bool is_search_json(const JsonDocument& doc);
+/// Reads a search.json back: every key of the schema is known (the plan knobs are in each plan's
+/// description, so they are accepted unread) and any other is an error, located in the file
+/// (InputError). The plan knobs and the Pareto and shape ranks are not read back.
+[[nodiscard]] SavedSearch search_from_json(const JsonDocument& doc);
 
 }  // namespace parasim::strategies::search
