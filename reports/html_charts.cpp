@@ -17,7 +17,9 @@ using html_spec::in_gib;
 using html_spec::Json;
 using html_spec::kFormat;
 using html_spec::num;
+using html_spec::memory_spec;
 using html_spec::pareto_spec;
+using html_spec::push_memory_bars;
 using html_spec::strings;
 
 constexpr double kPsPerMs = 1e9;
@@ -216,50 +218,16 @@ HtmlChart memory_chart(std::span<const sim::Result> results, std::span<const std
     for (const auto& s : r.memory) {
       if (!every_stage && s.stage != r.peak_memory_stage) continue;
       rows.push_back(labels[i] + " · stage " + std::to_string(s.stage));
-      const auto& m = s.memory;
-      const std::pair<const char*, double> kinds[] = {{"weights", m.weights_bytes},
-                                                      {"gradients", m.gradients_bytes},
-                                                      {"optimizer state", m.optimizer_bytes},
-                                                      {"activations", m.activations_bytes},
-                                                      {"buffers", m.buffers_bytes}};
-      int order = 0;
-      for (const auto& [kind, bytes] : kinds) {
-        if (bytes > 0)
-          bars.push_back({{"row", rows.back()}, {"kind", kind}, {"kind_order", order}, {"gib", num(in_gib(bytes))}, {"total_gib", num(in_gib(m.total_bytes()))}});
-        ++order;
-      }
+      push_memory_bars(bars, rows.back(), s.memory);
       capacity.push_back({{"row", rows.back()}, {"capacity_gib", num(in_gib(r.memory_capacity_bytes))}, {"memory", r.fits ? "fits" : "does not fit"}});
     }
   }
   const Json y = {{"field", "row"}, {"type", "nominal"}, {"sort", strings(rows)}, {"title", nullptr}, {"axis", {{"labelLimit", 300}}}};
-  Json spec = base_spec("Memory per device by kind against usable capacity, in GiB");
-  spec["width"] = 640;
-  spec["height"] = Json{{"step", 24}};
-  Json bar_layer;
-  bar_layer["data"] = {{"values", bars}};
-  bar_layer["mark"] = {{"type", "bar"}};
-  bar_layer["encoding"] = {
-      {"y", y},
-      {"x", {{"field", "gib"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "GiB per device"}}},
-      {"color",
-       {{"field", "kind"},
-        {"type", "nominal"},
-        {"scale",
-         {{"domain", {"weights", "gradients", "optimizer state", "activations", "buffers"}},
-          {"range", {"#4c78a8", "#72b7b2", "#f58518", "#e45756", "#bab0ac"}}}},
-        {"legend", {{"orient", "bottom"}}},
-        {"title", "memory kind"}}},
-      {"order", {{"field", "kind_order"}, {"type", "quantitative"}}},
-      {"tooltip", tooltip({field("row", "nominal", "stage"), field("kind", "nominal", "kind"), field("gib", "quantitative", "GiB", kFormat),
-                           field("total_gib", "quantitative", "stage total (GiB)", kFormat)})}};
-  Json tick_layer;
-  tick_layer["data"] = {{"values", capacity}};
-  tick_layer["mark"] = {{"type", "tick"}, {"color", "#000000"}, {"thickness", 3}, {"size", 20}};
-  tick_layer["encoding"] = {{"y", y},
-                            {"x", {{"field", "capacity_gib"}, {"type", "quantitative"}}},
-                            {"tooltip", tooltip({field("row", "nominal", "stage"), field("capacity_gib", "quantitative", "usable capacity (GiB)", kFormat),
-                                                 field("memory", "nominal", "memory")})}};
-  spec["layer"] = {bar_layer, tick_layer};
+  Json spec = memory_spec("Memory per device by kind against usable capacity, in GiB", std::move(bars), std::move(capacity), y, 640, 24, 20,
+                          tooltip({field("row", "nominal", "stage"), field("kind", "nominal", "kind"), field("gib", "quantitative", "GiB", kFormat),
+                                   field("total_gib", "quantitative", "stage total (GiB)", kFormat)}),
+                          tooltip({field("row", "nominal", "stage"), field("capacity_gib", "quantitative", "usable capacity (GiB)", kFormat),
+                                   field("memory", "nominal", "memory")}));
   return {"memory", "Memory by kind against capacity",
           std::string(every_stage ? "Peak memory of one device of each pipeline stage"
                                   : "Peak memory of one device of each result's fullest pipeline stage") +

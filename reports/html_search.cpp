@@ -15,15 +15,15 @@ using html_spec::in_gib;
 using html_spec::Json;
 using html_spec::kFormat;
 using html_spec::num;
+using html_spec::memory_spec;
 using html_spec::pareto_spec;
+using html_spec::push_memory_bars;
 using html_spec::strings;
 
 /// The colours of report.html's other charts (html_charts.cpp): compute blue, exposed communication
-/// red, idle grey, data loading green; memory kinds as in memory_chart.
+/// red, idle grey, data loading green.
 constexpr const char* kParts[] = {"compute", "exposed communication", "pipeline bubble", "data loading"};
 constexpr const char* kPartColours[] = {"#4c78a8", "#e45756", "#bab0ac", "#54a24b"};
-constexpr const char* kKinds[] = {"weights", "gradients", "optimizer state", "activations", "buffers"};
-constexpr const char* kKindColours[] = {"#4c78a8", "#72b7b2", "#f58518", "#e45756", "#bab0ac"};
 
 const search::SearchOutcome& outcome_of(const HtmlSearch& s) {
   PARASIM_CHECK(s.outcome != nullptr, "a search report needs the search's outcome");
@@ -185,48 +185,17 @@ HtmlChart search_memory_chart(const HtmlSearch& s) {
   Json bars = Json::array(), capacity = Json::array();
   for (const auto i : shown) {
     const auto& p = o.plans[i];
-    const auto& m = p.memory;
-    const double bytes[] = {m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.buffers_bytes};
-    for (std::size_t k = 0; k < 5; ++k)
-      if (bytes[k] > 0)
-        bars.push_back({{"row", plan_label(o, i)},
-                        {"kind", kKinds[k]},
-                        {"kind_order", k},
-                        {"gib", num(in_gib(bytes[k]))},
-                        {"total_gib", num(in_gib(m.total_bytes()))},
-                        {"stage", p.peak_stage}});
+    push_memory_bars(bars, plan_label(o, i), p.memory, {{"stage", p.peak_stage}});
     capacity.push_back({{"row", plan_label(o, i)},
                         {"capacity_gib", num(in_gib(p.memory_capacity_bytes))},
                         {"headroom_gib", num(in_gib(p.headroom_bytes()))}});
   }
-  const Json y = plan_axis(rows_json(o, shown));
-  Json spec = base_spec("Memory per device of each ranked plan's fullest stage, by kind, against usable capacity, in GiB");
-  spec["width"] = 560;
-  spec["height"] = Json{{"step", 22}};
-  Json bar_layer;
-  bar_layer["data"] = {{"values", bars}};
-  bar_layer["mark"] = {{"type", "bar"}};
-  bar_layer["encoding"] = {
-      {"y", y},
-      {"x", {{"field", "gib"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "GiB per device"}}},
-      {"color",
-       {{"field", "kind"},
-        {"type", "nominal"},
-        {"scale", {{"domain", Json::array({kKinds[0], kKinds[1], kKinds[2], kKinds[3], kKinds[4]})},
-                   {"range", Json::array({kKindColours[0], kKindColours[1], kKindColours[2], kKindColours[3], kKindColours[4]})}}},
-        {"legend", {{"orient", "bottom"}}},
-        {"title", "memory kind"}}},
-      {"order", {{"field", "kind_order"}, {"type", "quantitative"}}},
-      {"tooltip", Json::array({field("row", "nominal", "plan"), field("stage", "quantitative", "pipeline stage"), field("kind", "nominal", "kind"),
-                               field("gib", "quantitative", "GiB", kFormat), field("total_gib", "quantitative", "stage total (GiB)", kFormat)})}};
-  Json tick_layer;
-  tick_layer["data"] = {{"values", capacity}};
-  tick_layer["mark"] = {{"type", "tick"}, {"color", "#000000"}, {"thickness", 3}, {"size", 18}};
-  tick_layer["encoding"] = {{"y", y},
-                            {"x", {{"field", "capacity_gib"}, {"type", "quantitative"}}},
-                            {"tooltip", Json::array({field("row", "nominal", "plan"), field("capacity_gib", "quantitative", "usable capacity (GiB)", kFormat),
-                                                     field("headroom_gib", "quantitative", "headroom (GiB)", kFormat)})}};
-  spec["layer"] = {bar_layer, tick_layer};
+  Json spec = memory_spec("Memory per device of each ranked plan's fullest stage, by kind, against usable capacity, in GiB", std::move(bars),
+                          std::move(capacity), plan_axis(rows_json(o, shown)), 560, 22, 18,
+                          Json::array({field("row", "nominal", "plan"), field("stage", "quantitative", "pipeline stage"), field("kind", "nominal", "kind"),
+                                       field("gib", "quantitative", "GiB", kFormat), field("total_gib", "quantitative", "stage total (GiB)", kFormat)}),
+                          Json::array({field("row", "nominal", "plan"), field("capacity_gib", "quantitative", "usable capacity (GiB)", kFormat),
+                                       field("headroom_gib", "quantitative", "headroom (GiB)", kFormat)}));
   return {"memory", "Memory by kind against capacity",
           "Peak memory of one device of each plan's fullest pipeline stage, by kind (mixed-precision weights, gradients, "
           "optimizer state, saved activations, buffers), in GiB (2^30 bytes), from the search's memory model "

@@ -1,7 +1,8 @@
 #pragma once
 /// Small pieces the chart builders of report.html share (reports/html_charts.cpp,
 /// reports/html_search.cpp): how a figure is written into a Vega-Lite spec, field definitions for
-/// encodings and tooltips, and the spec's header.
+/// encodings and tooltips, the spec's header, and the two charts both reports draw (memory by kind,
+/// the Pareto front).
 #include <cmath>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/result_json.hpp"
+#include "strategies/memory.hpp"
 
 namespace parasim::reports::html_spec {
 
@@ -47,6 +49,52 @@ inline Json field(const std::string& name, const std::string& type, const std::s
   Json f{{"field", name}, {"type", type}, {"title", title}};
   if (!format.empty()) f["format"] = format;
   return f;
+}
+
+/// Memory kinds in the order the memory chart stacks them, and their colours.
+inline constexpr const char* kMemoryKinds[] = {"weights", "gradients", "optimizer state", "activations", "buffers"};
+inline constexpr const char* kMemoryKindColours[] = {"#4c78a8", "#72b7b2", "#f58518", "#e45756", "#bab0ac"};
+
+/// Appends to `bars` one datum per memory kind of `m` above zero, for the bar of row `row`:
+/// row, kind, kind_order, gib, total_gib, then the fields of `extra`.
+inline void push_memory_bars(Json& bars, const std::string& row, const strategies::MemoryBreakdown& m, const Json& extra = Json::object()) {
+  const double bytes[] = {m.weights_bytes, m.gradients_bytes, m.optimizer_bytes, m.activations_bytes, m.buffers_bytes};
+  for (std::size_t k = 0; k < 5; ++k) {
+    if (bytes[k] <= 0) continue;
+    Json d = {{"row", row}, {"kind", kMemoryKinds[k]}, {"kind_order", k}, {"gib", num(in_gib(bytes[k]))}, {"total_gib", num(in_gib(m.total_bytes()))}};
+    for (const auto& [key, value] : extra.items()) d[key] = value;
+    bars.push_back(std::move(d));
+  }
+}
+
+/// The memory-by-kind chart both reports draw: per row (`y`), a bar stacked by kind from `bars`
+/// (push_memory_bars) and a black tick at the usable capacity from `capacity` (row, capacity_gib).
+inline Json memory_spec(const std::string& description, Json bars, Json capacity, const Json& y, int width, int row_step, int tick_size,
+                        Json bar_tooltip, Json tick_tooltip) {
+  Json spec = base_spec(description);
+  spec["width"] = width;
+  spec["height"] = Json{{"step", row_step}};
+  Json bar_layer;
+  bar_layer["data"] = {{"values", std::move(bars)}};
+  bar_layer["mark"] = {{"type", "bar"}};
+  Json domain = Json::array(), range = Json::array();
+  for (std::size_t k = 0; k < 5; ++k) {
+    domain.push_back(kMemoryKinds[k]);
+    range.push_back(kMemoryKindColours[k]);
+  }
+  bar_layer["encoding"] = {
+      {"y", y},
+      {"x", {{"field", "gib"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "GiB per device"}}},
+      {"color",
+       {{"field", "kind"}, {"type", "nominal"}, {"scale", {{"domain", domain}, {"range", range}}}, {"legend", {{"orient", "bottom"}}}, {"title", "memory kind"}}},
+      {"order", {{"field", "kind_order"}, {"type", "quantitative"}}},
+      {"tooltip", std::move(bar_tooltip)}};
+  Json tick_layer;
+  tick_layer["data"] = {{"values", std::move(capacity)}};
+  tick_layer["mark"] = {{"type", "tick"}, {"color", "#000000"}, {"thickness", 3}, {"size", tick_size}};
+  tick_layer["encoding"] = {{"y", y}, {"x", {{"field", "capacity_gib"}, {"type", "quantitative"}}}, {"tooltip", std::move(tick_tooltip)}};
+  spec["layer"] = {bar_layer, tick_layer};
+  return spec;
 }
 
 /// The Pareto-front chart both reports draw (reports/html_charts.cpp for results,
