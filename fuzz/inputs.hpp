@@ -2,7 +2,7 @@
 /// What each fuzz target does with one input, shared by the libFuzzer targets (fuzz/*_fuzzer.cpp) and
 /// by the regression test (tests/fuzz/regressions_test.cpp), which replays every committed input in
 /// an ordinary build. One function per input format parasim reads: a scenario, a graph JSON, a
-/// Hugging Face config.json, a profile JSON and a result.json.
+/// Hugging Face config.json, a profile JSON, a result.json and a search.json.
 ///
 /// The contract each function checks is the project's: any bytes either load or fail with an
 /// InputError (a scenario whose plan cannot run may fail with a PlanError once simulated); anything
@@ -30,6 +30,7 @@
 #include "sim/simulate.hpp"
 #include "sim/task_estimate.hpp"
 #include "strategies/plan.hpp"
+#include "strategies/search/search_json.hpp"
 
 namespace parasim::fuzz {
 
@@ -106,6 +107,17 @@ inline void profile(std::string_view text) {
 inline void result_json(std::string_view text) {
   try {
     (void)sim::results_from_json(JsonDocument::parse(text, kInputName));
+  } catch (const InputError&) {
+  }
+}
+
+/// A search.json text (`parasim report` reads one beside results): read it as a saved search. Read
+/// whatever its "schema" says, so that every input reaches the reader.
+inline void search_json(std::string_view text) {
+  try {
+    const JsonDocument doc = JsonDocument::parse(text, kInputName);
+    (void)strategies::search::is_search_json(doc);
+    (void)strategies::search::search_from_json(doc);
   } catch (const InputError&) {
   }
 }

@@ -1,0 +1,9 @@
+// libFuzzer target: search.json texts (fuzz/inputs.hpp says what each input must satisfy).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/inputs.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return parasim::fuzz::run_input(parasim::fuzz::search_json, data, size);
+}
