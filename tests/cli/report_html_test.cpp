@@ -68,23 +68,10 @@ TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped,
   REQUIRE(again.exit_code == 0);
   CHECK(slurp(dir / "again" / "report.html") == html);
 
-  const std::string missing = parasim::testing::browser_missing();
-  if (!missing.empty()) {
-    WARN("browser part skipped: " << missing);
-  } else {
-    const auto artefacts = parasim::testing::html_artefact_dir();
-    std::filesystem::copy_file(dir / "out" / "report.html", artefacts / "scenario-run.html", std::filesystem::copy_options::overwrite_existing);
-    const auto view = parasim::testing::render_in_chromium(artefacts / "scenario-run.html", artefacts / "scenario-run.png");
-    INFO(view.err);
-    REQUIRE(view.exit_code == 0);
-    REQUIRE(view.seen.is_object());
-    INFO(view.seen.dump(2));
-    CHECK(view.seen.at("errors").empty());
-    CHECK(view.seen.at("injected") == false);
-    // A base and a what-if, simulated: the breakdown, memory, Pareto front and pipeline timeline.
-    CHECK(view.seen.at("total") == 4);
-    CHECK(view.seen.at("drawn") == 4);
-    for (const auto& chart : view.seen.at("charts")) {
+  // A base and a what-if, simulated: the breakdown, memory, Pareto front and pipeline timeline.
+  const nlohmann::json seen = parasim::testing::check_in_chromium(dir / "out" / "report.html", "scenario-run", 4);
+  if (!seen.is_null()) {
+    for (const auto& chart : seen.at("charts")) {
       INFO(chart.dump());
       CHECK(chart.at("svg") == 1);
       CHECK(chart.at("marks") > 0);
@@ -109,28 +96,16 @@ TEST_CASE("parasim on a sweep scenario draws the sweep curves in report.html, on
   CHECK(count(html, "\"series\":\"200\"") == 4 * 3);
   CHECK(html.find("<li>Sweep curves:") == std::string::npos);
 
-  const std::string missing = parasim::testing::browser_missing();
-  if (!missing.empty()) {
-    WARN("browser part skipped: " << missing);
-  } else {
-    const auto artefacts = parasim::testing::html_artefact_dir();
-    std::filesystem::copy_file(dir / "out" / "report.html", artefacts / "sweep-run.html", std::filesystem::copy_options::overwrite_existing);
-    const auto view = parasim::testing::render_in_chromium(artefacts / "sweep-run.html", artefacts / "sweep-run.png");
-    INFO(view.err);
-    REQUIRE(view.exit_code == 0);
-    REQUIRE(view.seen.is_object());
-    INFO(view.seen.dump(2));
-    CHECK(view.seen.at("errors").empty());
-    // Breakdown, memory, Pareto front, the sweep, the base's timeline.
-    CHECK(view.seen.at("total") == 5);
-    CHECK(view.seen.at("drawn") == 5);
-    for (const auto& chart : view.seen.at("charts")) {
+  // Breakdown, memory, Pareto front, the sweep, the base's timeline.
+  const nlohmann::json seen = parasim::testing::check_in_chromium(dir / "out" / "report.html", "sweep-run", 5);
+  if (!seen.is_null()) {
+    for (const auto& chart : seen.at("charts")) {
       INFO(chart.dump());
       CHECK(chart.at("svg") == 1);
     }
     // The sweep: per figure (3) a line per bandwidth (3) and a point per sweep point (12).
-    CHECK(view.seen.at("charts").at(3).at("id") == "vis-sweep-1");
-    CHECK(view.seen.at("charts").at(3).at("marks") == 3 * (3 + 12));
+    CHECK(seen.at("charts").at(3).at("id") == "vis-sweep-1");
+    CHECK(seen.at("charts").at(3).at("marks") == 3 * (3 + 12));
   }
   std::filesystem::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_parasim.hpp"
@@ -52,6 +53,35 @@ inline BrowserView render_in_chromium(const std::filesystem::path& page, const s
   if (view.seen.is_discarded()) view.seen = nullptr;
   std::filesystem::remove_all(dir);
   return view;
+}
+
+/// Renders `page` in headless Chromium as NAME.html in the artefact folder (copied there unless it
+/// is that file), with the screenshot NAME.png, and checks what every report page must show in a
+/// browser: it loads, no console or page error, no injected script ran, and `charts` charts, all
+/// drawn. Returns what the page reported, for the caller's own checks; null, with a warning, when no
+/// browser is here.
+inline nlohmann::json check_in_chromium(const std::filesystem::path& page, const std::string& name, int charts) {
+  const std::string missing = browser_missing();
+  if (!missing.empty()) {
+    WARN("browser part skipped: " << missing);
+    return nullptr;
+  }
+  const auto dir = html_artefact_dir();
+  const auto copy = dir / (name + ".html");
+  if (page != copy) std::filesystem::copy_file(page, copy, std::filesystem::copy_options::overwrite_existing);
+  const auto screenshot = dir / (name + ".png");
+  std::filesystem::remove(screenshot);
+  const BrowserView view = render_in_chromium(copy, screenshot);
+  INFO(view.err);
+  REQUIRE(view.exit_code == 0);
+  REQUIRE(view.seen.is_object());
+  INFO(view.seen.dump(2));
+  CHECK(view.seen.at("errors").empty());
+  CHECK(view.seen.at("page_errors").empty());
+  CHECK(view.seen.at("injected") == false);
+  CHECK(view.seen.at("total") == charts);
+  CHECK(view.seen.at("drawn") == charts);
+  return view.seen;
 }
 
 }  // namespace parasim::testing
