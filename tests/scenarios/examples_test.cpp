@@ -2,14 +2,12 @@
 // valid against the schema on its own.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "common/json_document.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/schema_check.hpp"
+#include "tests/scenarios/bundled_files.hpp"
 
 namespace fs = std::filesystem;
 using parasim::scenarios::load_scenario;
@@ -19,13 +17,7 @@ namespace {
 
 const std::string kExamples = std::string(PARASIM_SOURCE_DIR) + "/scenarios/examples";
 
-std::vector<std::string> example_files() {
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(kExamples))
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<std::string> example_files() { return parasim::testing::json_files_in(kExamples); }
 
 }  // namespace
 
@@ -53,11 +45,8 @@ TEST_CASE("scenario examples: each loads, with its what-ifs, and loads the same 
 
 TEST_CASE("scenario examples: each validates against the schema", "[scenarios]") {
   for (const auto& file : example_files()) {
-    const auto doc = parasim::JsonDocument::read_file(file);
-    const auto fault = parasim::scenarios::check_scenario_structure(
-        doc.root(), [&doc](const std::string& p, bool at_key) { return at_key ? doc.locate_key(p) : doc.locate(p); });
-    INFO(file << ": " << (fault ? fault->pointer + ": " + fault->message : std::string()));
-    CHECK_FALSE(fault.has_value());
+    INFO(file);
+    CHECK(parasim::testing::schema_fault(file) == "");
   }
 }
 
