@@ -22,6 +22,7 @@
 #include "scenarios/sweep.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
+#include "sim/replicas.hpp"
 #include "sim/result_json.hpp"
 #include "sim/simulate.hpp"
 #include "sim/task_estimate.hpp"
@@ -182,18 +183,28 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   if (!args.profile.empty()) override_profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
+  // A variant's profile: the --profile file's, which must describe the scenario's cluster, or the
+  // scenario's own.
+  auto profile_of = [&](const scenarios::Scenario& s) {
+    if (!override_profile) return scenarios::scenario_profile(s);
+    if (auto problem = sim::check_cluster_spec(s.cluster, *override_profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
+                                                   problem->message);
+    return *override_profile;
+  };
   // Every variant's task graph is sized before any is lowered, so a scenario too large for this
   // machine is refused at once, not after the variants before it have run. The estimate counts one
-  // data-parallel replica only where lowering will: the analytical backend on a cluster of one kind
-  // of device at one speed (the simgrid backend always simulates every replica, sim/summarize.cpp).
+  // data-parallel replica only where lowering will: the analytical backend, when every replica has
+  // the same devices and links as the first (sim/replicas.hpp; the simgrid backend always simulates
+  // every replica, sim/summarize.cpp).
   std::vector<bool> long_simulation;  // per variant: show its phases as it runs
   for (const auto& v : variants) {
     const scenarios::Scenario& s = v.scenario;
     const models::Graph graph = scenarios::build_model(s);
     const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
-    const bool uniform = s.cluster.node_groups.empty() && s.cluster.stragglers.empty();
     const bool analytical = backend_of(s, args) == sim::Backend::Analytical;
-    const bool one_replica = !args.no_replica_shortcut && uniform && analytical;
+    const bool one_replica =
+        !args.no_replica_shortcut && analytical && sim::data_parallel_replicas_alike(plan, sim::build_cluster(s.cluster, profile_of(s)));
     const sim::TaskEstimate e = sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica});
     check_task_budget(e, v.name, args);
     long_simulation.push_back(e.tasks >= (analytical ? kLongAnalyticalTasks : kLongSimGridTasks));
@@ -215,12 +226,7 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     const Variant& v = variants[vi];
     const scenarios::Scenario& s = v.scenario;
-    const sim::Profile profile = override_profile ? *override_profile : scenarios::scenario_profile(s);
-    if (override_profile) {
-      if (auto problem = sim::check_cluster_spec(s.cluster, profile))
-        throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
-                                                     problem->message);
-    }
+    const sim::Profile profile = profile_of(s);
     const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
     const models::Graph graph = scenarios::build_model(s);
     const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());

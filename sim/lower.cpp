@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/replicas.hpp"
 #include "strategies/local_shape.hpp"
 #include "strategies/memory.hpp"
 #include "strategies/schedule.hpp"
@@ -662,15 +663,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   };
 
   // The data-parallel replica shortcut: simulate the devices of replica 0 only, when every replica
-  // is identical (same device kind and speed at the same place of the other axes).
-  bool shortcut = options.replicate_data_parallel && plan.dp_axis >= 0 && mesh.axes[static_cast<std::size_t>(plan.dp_axis)].size > 1;
-  for (std::int64_t d = 0; shortcut && d < devices; ++d) {
-    auto c = coords[static_cast<std::size_t>(d)];
-    c[static_cast<std::size_t>(plan.dp_axis)] = 0;
-    const auto& a = cluster.devices[static_cast<std::size_t>(d)];
-    const auto& r = cluster.devices[static_cast<std::size_t>(mesh.device_at(c))];
-    shortcut = a.kind == r.kind && a.speed_factor == r.speed_factor;
-  }
+  // would simulate as it does (same devices and same links at the same place of the other axes).
+  const bool shortcut = options.replicate_data_parallel && data_parallel_replicas_alike(plan, cluster);
   auto simulated = [&](std::int64_t d) {
     return !shortcut || coords[static_cast<std::size_t>(d)][static_cast<std::size_t>(plan.dp_axis)] == 0;
   };

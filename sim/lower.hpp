@@ -31,8 +31,9 @@ enum Stream : std::uint8_t { kComputeStream = 0, kTensorStream = 1, kDataStream 
 
 struct LowerOptions {
   /// Simulate one data-parallel replica and stand it for all (DESIGN.md: identical replicas may be
-  /// simulated once). Used only when every replica is identical — the same device kinds and speeds
-  /// at the same place of the other mesh axes; otherwise every device is simulated.
+  /// simulated once). Used only when every replica is identical — the same device kinds, speeds and
+  /// links at the same place of the other mesh axes (sim/replicas.hpp); otherwise every device is
+  /// simulated.
   bool replicate_data_parallel = false;
 };
 

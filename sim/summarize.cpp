@@ -292,6 +292,10 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
         LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
   r.shared_links = s.links.shared_links;
   r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
+  if (backend == Backend::Analytical && options.replicate_data_parallel && !s.step.replica_shortcut && plan.dp() > 1)
+    r.notes.push_back("Every data-parallel replica is simulated: the replicas differ in their devices or links (a straggler, another "
+                      "device kind, or a tensor, pipeline or expert group that crosses a node, switch or site boundary in one "
+                      "replica and not in the first), so one replica cannot stand for all.");
   if (shortcut_refused && plan.dp() > 1)
     r.notes.push_back("The simgrid backend simulates every data-parallel replica: the replica shortcut (one replica standing for "
                       "all) would hide the contention between replicas' collectives.");
