@@ -1,6 +1,7 @@
 #include "sim/lower.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -138,6 +139,10 @@ struct Item {
   /// interned collective — they repeat for every micro-batch.
   mutable const std::vector<Group>* groups = nullptr;
   mutable std::vector<std::uint32_t> collective_ids;
+  /// Its groups ordered by the block they lie in (CSR over the stage's blocks; one run of every
+  /// group when the item's groups span blocks).
+  mutable std::vector<std::uint32_t> group_order;
+  mutable std::vector<std::size_t> group_block_begin;
 };
 
 struct Program {
@@ -706,6 +711,34 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     return group_cache.emplace(key, std::move(gs)).first->second;
   };
 
+  // Blocks: the devices of a stage that differ only in the mesh axes other than pipeline, data and
+  // expert (tensor-parallel groups) — see run_unit for why tasks are laid out block by block.
+  AxisSet block_axes;
+  for (int a = 0; a < static_cast<int>(mesh.axes.size()); ++a)
+    if (a != plan.pp_axis && a != plan.dp_axis && a != plan.ep_axis) block_axes.push_back(a);
+  struct StageBlocks {
+    std::size_t count = 0;
+    std::vector<std::size_t> of;         ///< per position in the stage: its block
+    std::vector<std::size_t> begin{0};   ///< CSR over blocks into `devices`
+    std::vector<std::int64_t> devices;   ///< simulated members, block by block
+  };
+  std::vector<std::optional<StageBlocks>> blocks_cache(static_cast<std::size_t>(pp));
+  auto stage_blocks = [&](std::int64_t stage) -> const StageBlocks& {
+    auto& cached = blocks_cache[static_cast<std::size_t>(stage)];
+    if (cached) return *cached;
+    StageBlocks sb;
+    sb.of.resize(stage_devices[static_cast<std::size_t>(stage)].size());
+    for (const Group& grp : groups_of(block_axes, stage)) {
+      for (std::int64_t d : grp.members) {
+        sb.of[pos_in_stage[static_cast<std::size_t>(d)]] = sb.count;
+        sb.devices.push_back(d);
+      }
+      sb.begin.push_back(sb.devices.size());
+      ++sb.count;
+    }
+    return *(cached = std::move(sb));
+  };
+
   // Per device: tasks in creation order, grouped by the device's local unit index.
   std::vector<std::vector<TaskId>> dev_tasks(static_cast<std::size_t>(devices));
   std::vector<std::vector<std::uint32_t>> dev_unit_start(static_cast<std::size_t>(devices));
@@ -764,14 +797,39 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       }
     };
 
-    bool received = false;  // incoming sends feed the unit's first chained item
-    for (std::size_t i = 0; i < prog.items.size(); ++i) {
+    const std::size_t n_items = prog.items.size();
+    // Which items take the unit's incoming sends: the first chained one.
+    std::vector<char> takes_recv(n_items, 0);
+    for (std::size_t i = 0; i < n_items; ++i)
+      if (prog.items[i].chained) {
+        takes_recv[i] = 1;
+        break;
+      }
+    // Gradient buckets leave once enough gradient has accumulated; which item each follows depends
+    // on the program alone, so it is worked out before any task is made.
+    std::vector<std::vector<std::pair<AxisSet, double>>> buckets_after(n_items);
+    if (sync_grads) {
+      for (std::size_t i = 0; i < n_items; ++i) {
+        for (const auto& gr : prog.items[i].grads) bucket[gr.axes] += gr.bytes;
+        if (plan.overlap_grad_reduce) {
+          for (auto& [axes, bytes] : bucket) {
+            if (bytes >= plan.grad_bucket_bytes) {
+              buckets_after[i].emplace_back(axes, bytes);
+              bytes = 0;
+            }
+          }
+        }
+      }
+    }
+
+    // One item on some devices of the stage: `devs` for per-device items, the groups `gis` of a
+    // collective item.
+    auto emit_item = [&](std::size_t i, std::span<const std::int64_t> item_devs, std::span<const std::uint32_t> gis) {
       const Item& it = prog.items[i];
-      const bool first = !received && it.chained;
-      received |= first;
+      const bool first = takes_recv[i] != 0;
       switch (it.kind) {
         case ItemKind::Compute:
-          for (std::int64_t d : devs) {
+          for (std::int64_t d : item_devs) {
             const auto ud = static_cast<std::size_t>(d);
             deps.clear();
             member_deps(d, it, first);
@@ -783,14 +841,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           break;
         case ItemKind::Collective: {
           const std::uint8_t stream = stream_of_axes(mesh, it.axes);
-          if (!it.groups) {
-            it.groups = &groups_of(it.axes, stage);
-            for (const Group& grp : groups_of(it.axes, stage))
-              it.collective_ids.push_back(
-                  b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, grp.id, it.bytes, -1, grp.occupies}));
-          }
           const auto& item_groups = *it.groups;
-          for (std::size_t gi = 0; gi < item_groups.size(); ++gi) {
+          for (const std::uint32_t gi : gis) {
             const auto& members = item_groups[gi].members;
             deps.clear();
             for (std::int64_t mdev : members) member_deps(mdev, it, first);
@@ -809,13 +861,13 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
         }
         case ItemKind::Send: {
           const std::int64_t peer_stage = it.peer_chunk % pp;
-          for (std::int64_t d : devs) {
+          for (std::int64_t d : item_devs) {
             const auto ud = static_cast<std::size_t>(d);
             deps.clear();
             member_deps(d, it, first);
             if (prev[ud] != kNoTask && std::find(deps.begin(), deps.end(), prev[ud]) == deps.end()) deps.push_back(prev[ud]);
             const std::int64_t peer = peer_device(d, peer_stage);
-            std::vector<std::int64_t> pair{std::min(d, peer), std::max(d, peer)};
+            const std::array<std::int64_t, 2> pair{std::min(d, peer), std::max(d, peer)};
             const auto gid = b.group(pair);
             const auto cid =
                 b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d, CollectiveSpec::kWholeGroup});
@@ -830,17 +882,61 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           break;
         }
       }
-      if (sync_grads) {
-        for (const auto& gr : it.grads) bucket[gr.axes] += gr.bytes;
-        if (plan.overlap_grad_reduce) {
-          for (auto& [axes, bytes] : bucket) {
-            if (bytes >= plan.grad_bucket_bytes) {
-              emit_bucket(axes, bytes, i);
-              bytes = 0;
-            }
-          }
+    };
+
+    // Task ids are laid out block by block: a run of items whose collectives stay inside one block
+    // (the devices sharing every mesh coordinate but tensor/sequence ones: a tensor-parallel group)
+    // is made for one block after another, so a device's consecutive tasks lie a block's width apart
+    // rather than a stage's, and the engine and the summary, which follow one device or one block
+    // at a time, find them in cache. Items whose collectives span blocks (data-parallel and expert
+    // groups, ZeRO-3 gathers) and the gradient buckets are made for the whole stage where they
+    // stand. Each device's tasks keep the program's order either way, so the timeline is the same.
+    const StageBlocks& blocks = stage_blocks(stage);
+    auto block_local = [&](const Item& it) {
+      return it.kind != ItemKind::Collective || std::includes(block_axes.begin(), block_axes.end(), it.axes.begin(), it.axes.end());
+    };
+    auto prepare_groups = [&](const Item& it) {
+      if (it.kind != ItemKind::Collective || it.groups) return;
+      it.groups = &groups_of(it.axes, stage);
+      it.group_block_begin.assign(blocks.count + 1, 0);
+      std::vector<std::pair<std::size_t, std::uint32_t>> by_block;
+      for (std::uint32_t gi = 0; gi < it.groups->size(); ++gi) {
+        const Group& grp = (*it.groups)[gi];
+        it.collective_ids.push_back(b.collective(CollectiveSpec{it.collective, CollectiveAlgorithm::Auto, grp.id, it.bytes, -1, grp.occupies}));
+        by_block.emplace_back(block_local(it) ? blocks.of[pos_in_stage[static_cast<std::size_t>(grp.members.front())]] : 0, gi);
+      }
+      std::stable_sort(by_block.begin(), by_block.end());
+      for (const auto& [blk, gi] : by_block) {
+        ++it.group_block_begin[blk + 1];
+        it.group_order.push_back(gi);
+      }
+      for (std::size_t k = 0; k < blocks.count; ++k) it.group_block_begin[k + 1] += it.group_block_begin[k];
+    };
+    auto emit_buckets_after = [&](std::size_t i) {
+      for (const auto& [axes, bytes] : buckets_after[i]) emit_bucket(axes, bytes, i);
+    };
+    for (std::size_t i = 0; i < n_items;) {
+      prepare_groups(prog.items[i]);
+      if (!block_local(prog.items[i])) {
+        emit_item(i, devs, prog.items[i].group_order);
+        emit_buckets_after(i);
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      while (buckets_after[j - 1].empty() && j < n_items && block_local(prog.items[j])) prepare_groups(prog.items[j++]);
+      for (std::size_t blk = 0; blk < blocks.count; ++blk) {
+        const std::span<const std::int64_t> block_devs(blocks.devices.data() + blocks.begin[blk], blocks.begin[blk + 1] - blocks.begin[blk]);
+        for (std::size_t k = i; k < j; ++k) {
+          const Item& it = prog.items[k];
+          std::span<const std::uint32_t> gis;
+          if (it.kind == ItemKind::Collective)
+            gis = {it.group_order.data() + it.group_block_begin[blk], it.group_block_begin[blk + 1] - it.group_block_begin[blk]};
+          emit_item(k, block_devs, gis);
         }
       }
+      emit_buckets_after(j - 1);
+      i = j;
     }
     if (sync_grads) {
       if (plan.overlap_grad_reduce || !last_micro_batch) {
