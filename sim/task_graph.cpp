@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "common/huge_pages.hpp"
 
 namespace parasim::sim {
 
@@ -75,51 +76,16 @@ std::uint32_t TaskGraphBuilder::label(const std::string& text) {
   return it->second;
 }
 
-namespace {
-void push_common(TaskGraph& g, TaskKind kind, std::uint8_t stream, std::uint32_t owner, std::int64_t duration, Category category,
-                 std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
-  const auto id = static_cast<TaskId>(g.kind.size());
-  for (TaskId d : deps) PARASIM_CHECK(d < id, "a task's dependencies must be added before it");
-  g.kind.push_back(kind);
-  g.stream.push_back(stream);
-  g.owner.push_back(owner);
-  g.duration_ps.push_back(duration);
-  g.category.push_back(category);
-  g.micro_batch.push_back(micro_batch);
-  g.label.push_back(label);
-  g.deps.insert(g.deps.end(), deps.begin(), deps.end());
-  g.dep_begin.push_back(static_cast<std::uint32_t>(g.deps.size()));
-}
-}  // namespace
-
-TaskId TaskGraphBuilder::add(TaskKind kind, std::int64_t device, std::uint8_t stream, Picoseconds duration, Category category,
-                             std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
-  PARASIM_CHECK(kind != TaskKind::Collective, "use add_collective for collectives");
-  PARASIM_CHECK(device >= 0 && device < g_.devices && stream < g_.stream_names.size(), "task resource out of range");
-  PARASIM_CHECK(duration.count >= 0, "negative task duration");
-  const auto id = static_cast<TaskId>(g_.kind.size());
-  push_common(g_, kind, stream, static_cast<std::uint32_t>(device), duration.count, category, micro_batch, label, deps);
-  return id;
-}
-
-TaskId TaskGraphBuilder::add_collective(std::uint32_t collective, std::uint8_t stream, Category category, std::int32_t micro_batch,
-                                        std::uint32_t label, std::span<const TaskId> deps) {
-  PARASIM_CHECK(collective < g_.collectives.size() && stream < g_.stream_names.size(), "collective out of range");
-  const auto id = static_cast<TaskId>(g_.kind.size());
-  push_common(g_, TaskKind::Collective, stream, collective, 0, category, micro_batch, label, deps);
-  return id;
-}
-
 void TaskGraphBuilder::reserve(std::size_t tasks) {
-  g_.kind.reserve(tasks);
-  g_.stream.reserve(tasks);
-  g_.owner.reserve(tasks);
-  g_.duration_ps.reserve(tasks);
-  g_.category.reserve(tasks);
-  g_.micro_batch.reserve(tasks);
-  g_.label.reserve(tasks);
-  g_.dep_begin.reserve(tasks + 1);
-  g_.deps.reserve(tasks * 2);
+  reserve_huge(g_.kind, tasks);
+  reserve_huge(g_.stream, tasks);
+  reserve_huge(g_.owner, tasks);
+  reserve_huge(g_.duration_ps, tasks);
+  reserve_huge(g_.category, tasks);
+  reserve_huge(g_.micro_batch, tasks);
+  reserve_huge(g_.label, tasks);
+  reserve_huge(g_.dep_begin, tasks + 1);
+  reserve_huge(g_.deps, tasks * 2);
 }
 
 void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
@@ -132,11 +98,13 @@ void TaskGraphBuilder::enqueue(TaskId t) {
 }
 
 TaskGraph TaskGraphBuilder::finish() && {
-  std::vector<std::uint32_t> seen(g_.kind.size(), 0);
+  std::vector<std::uint32_t> seen;
+  reserve_huge(seen, g_.kind.size());
+  seen.assign(g_.kind.size(), 0);
   g_.queue_begin.assign(1, 0);
   std::size_t total = 0;
   for (const auto& q : queues_) total += q.size();
-  g_.queue.reserve(total);
+  reserve_huge(g_.queue, total);
   for (auto& q : queues_) {
     for (TaskId t : q) ++seen[t];
     g_.queue.insert(g_.queue.end(), q.begin(), q.end());

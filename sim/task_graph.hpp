@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/sim_time.hpp"
 #include "sim/collectives.hpp"
 
@@ -114,12 +115,21 @@ class TaskGraphBuilder {
   std::uint32_t collective(const CollectiveSpec& spec);
   std::uint32_t label(const std::string& text);
 
-  /// A compute/copy/load task on (device, stream); not yet enqueued.
+  /// A compute/copy/load task on (device, stream); not yet enqueued. (Defined here, inline: the
+  /// lowering calls it for every one of millions of tasks.)
   TaskId add(TaskKind kind, std::int64_t device, std::uint8_t stream, Picoseconds duration, Category category,
-             std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps);
+             std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
+    PARASIM_CHECK(kind != TaskKind::Collective, "use add_collective for collectives");
+    PARASIM_CHECK(device >= 0 && device < g_.devices && stream < g_.stream_names.size(), "task resource out of range");
+    PARASIM_CHECK(duration.count >= 0, "negative task duration");
+    return push(kind, stream, static_cast<std::uint32_t>(device), duration.count, category, micro_batch, label, deps);
+  }
   /// A collective on `stream` of every member of its group; not yet enqueued.
   TaskId add_collective(std::uint32_t collective, std::uint8_t stream, Category category, std::int32_t micro_batch,
-                        std::uint32_t label, std::span<const TaskId> deps);
+                        std::uint32_t label, std::span<const TaskId> deps) {
+    PARASIM_CHECK(collective < g_.collectives.size() && stream < g_.stream_names.size(), "collective out of range");
+    return push(TaskKind::Collective, stream, collective, 0, category, micro_batch, label, deps);
+  }
   /// Appends `t` to the issue order of each resource it occupies (its device, or every group member).
   void enqueue(TaskId t);
   /// Appends `t` to the issue order of one resource only (for builders that enqueue per device).
@@ -133,6 +143,22 @@ class TaskGraphBuilder {
   [[nodiscard]] TaskGraph finish() &&;
 
  private:
+  TaskId push(TaskKind kind, std::uint8_t stream, std::uint32_t owner, std::int64_t duration, Category category, std::int32_t micro_batch,
+              std::uint32_t label, std::span<const TaskId> deps) {
+    const auto id = static_cast<TaskId>(g_.kind.size());
+    for (TaskId d : deps) PARASIM_CHECK(d < id, "a task's dependencies must be added before it");
+    g_.kind.push_back(kind);
+    g_.stream.push_back(stream);
+    g_.owner.push_back(owner);
+    g_.duration_ps.push_back(duration);
+    g_.category.push_back(category);
+    g_.micro_batch.push_back(micro_batch);
+    g_.label.push_back(label);
+    g_.deps.insert(g_.deps.end(), deps.begin(), deps.end());
+    g_.dep_begin.push_back(static_cast<std::uint32_t>(g_.deps.size()));
+    return id;
+  }
+
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;

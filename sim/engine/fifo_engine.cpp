@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "common/error.hpp"
+#include "common/huge_pages.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -13,11 +14,15 @@ constexpr std::size_t kProgressEvery = std::size_t{1} << 18;  // tasks between p
 // Successors (CSR) from the dependency lists.
 void successors(const TaskGraph& g, std::vector<std::uint32_t>& begin, std::vector<TaskId>& succ) {
   const std::size_t n = g.task_count();
+  reserve_huge(begin, n + 1);
   begin.assign(n + 1, 0);
   for (TaskId d : g.deps) ++begin[d + 1];
   for (std::size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  reserve_huge(succ, g.deps.size());
   succ.resize(g.deps.size());
-  std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+  std::vector<std::uint32_t> fill;
+  reserve_huge(fill, n);
+  fill.assign(begin.begin(), begin.end() - 1);
   for (TaskId t = 0; t < n; ++t)
     for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) succ[fill[g.deps[k]]++] = t;
 }
@@ -25,7 +30,9 @@ void successors(const TaskGraph& g, std::vector<std::uint32_t>& begin, std::vect
 // A task waits for its dependencies and for reaching the head of each queue it is in.
 std::vector<std::uint32_t> initial_pending(const TaskGraph& g) {
   const std::size_t n = g.task_count();
-  std::vector<std::uint32_t> pending(n);
+  std::vector<std::uint32_t> pending;
+  reserve_huge(pending, n);
+  pending.resize(n);
   for (TaskId t = 0; t < n; ++t) {
     std::int64_t scratch = 0;
     pending[t] = (g.dep_begin[t + 1] - g.dep_begin[t]) + static_cast<std::uint32_t>(g.devices_of(t, scratch).size());
@@ -101,7 +108,9 @@ Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collecti
   std::vector<std::uint32_t> pending = initial_pending(g);
 
   // ready[t]: the latest finish among t's predecessors seen so far (its start once all are seen).
-  std::vector<std::int64_t> ready(n, 0);
+  std::vector<std::int64_t> ready;
+  reserve_huge(ready, n);
+  ready.assign(n, 0);
   std::vector<std::uint32_t> head(g.queue_begin.begin(), g.queue_begin.end() - 1);
   std::vector<TaskId> worklist;
   worklist.reserve(1024);
