@@ -110,6 +110,7 @@ std::vector<Need> reshard(const Layout& from, const Layout& to, double from_byte
 // ---- programs ------------------------------------------------------------------------------------
 
 enum class ItemKind : std::uint8_t { Compute, Collective, Send };
+constexpr std::uint32_t kNoCollective = UINT32_MAX;
 
 /// A collective's group: all its members price it, the simulated ones wait for it.
 struct Group {
@@ -142,6 +143,8 @@ struct Item {
   /// Its groups ordered by the block they lie in (CSR over the stage's blocks; one run of every
   /// group when the item's groups span blocks).
   mutable std::vector<std::uint32_t> group_order;
+  /// A send's collective per position in the stage (kNoCollective until first made).
+  mutable std::vector<std::uint32_t> send_collective_ids;
   mutable std::vector<std::size_t> group_block_begin;
 };
 
@@ -867,10 +870,14 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
             member_deps(d, it, first);
             if (prev[ud] != kNoTask && std::find(deps.begin(), deps.end(), prev[ud]) == deps.end()) deps.push_back(prev[ud]);
             const std::int64_t peer = peer_device(d, peer_stage);
-            const std::array<std::int64_t, 2> pair{std::min(d, peer), std::max(d, peer)};
-            const auto gid = b.group(pair);
-            const auto cid =
-                b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, gid, it.bytes, d, CollectiveSpec::kWholeGroup});
+            // The send's collective is the same for every micro-batch: interned once per device.
+            if (it.send_collective_ids.empty()) it.send_collective_ids.assign(S, kNoCollective);
+            std::uint32_t& cid = it.send_collective_ids[pos_in_stage[ud]];
+            if (cid == kNoCollective) {
+              const std::array<std::int64_t, 2> pair{std::min(d, peer), std::max(d, peer)};
+              cid = b.collective(
+                  CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, b.group(pair), it.bytes, d, CollectiveSpec::kWholeGroup});
+            }
             // A blocking send occupies the sender's compute stream: the stage computes nothing until
             // the transfer completes, in its schedule order.
             const std::uint8_t stream = plan.blocking_p2p ? kComputeStream : kPipelineStream;
