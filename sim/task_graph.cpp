@@ -76,6 +76,22 @@ std::uint32_t TaskGraphBuilder::label(const std::string& text) {
   return it->second;
 }
 
+[[gnu::flatten]] TaskId TaskGraphBuilder::push(TaskKind kind, std::uint8_t stream, std::uint32_t owner, std::int64_t duration, Category category,
+                                               std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
+  const auto id = static_cast<TaskId>(g_.kind.size());
+  for (TaskId d : deps) PARASIM_CHECK(d < id, "a task's dependencies must be added before it");
+  g_.kind.push_back(kind);
+  g_.stream.push_back(stream);
+  g_.owner.push_back(owner);
+  g_.duration_ps.push_back(duration);
+  g_.category.push_back(category);
+  g_.micro_batch.push_back(micro_batch);
+  g_.label.push_back(label);
+  g_.deps.insert(g_.deps.end(), deps.begin(), deps.end());
+  g_.dep_begin.push_back(static_cast<std::uint32_t>(g_.deps.size()));
+  return id;
+}
+
 void TaskGraphBuilder::reserve(std::size_t tasks) {
   reserve_huge(g_.kind, tasks);
   reserve_huge(g_.stream, tasks);
@@ -88,7 +104,7 @@ void TaskGraphBuilder::reserve(std::size_t tasks) {
   reserve_huge(g_.deps, tasks * 2);
 }
 
-void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
+[[gnu::flatten]] void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
   queues_[static_cast<std::size_t>(device) * g_.stream_names.size() + g_.stream[t]].push_back(t);
 }
 

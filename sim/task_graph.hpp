@@ -143,21 +143,10 @@ class TaskGraphBuilder {
   [[nodiscard]] TaskGraph finish() &&;
 
  private:
+  /// Appends one task's fields (out of line, with every append inlined into it: GCC leaves
+  /// vector::push_back as a call at each of the lowering's many call sites).
   TaskId push(TaskKind kind, std::uint8_t stream, std::uint32_t owner, std::int64_t duration, Category category, std::int32_t micro_batch,
-              std::uint32_t label, std::span<const TaskId> deps) {
-    const auto id = static_cast<TaskId>(g_.kind.size());
-    for (TaskId d : deps) PARASIM_CHECK(d < id, "a task's dependencies must be added before it");
-    g_.kind.push_back(kind);
-    g_.stream.push_back(stream);
-    g_.owner.push_back(owner);
-    g_.duration_ps.push_back(duration);
-    g_.category.push_back(category);
-    g_.micro_batch.push_back(micro_batch);
-    g_.label.push_back(label);
-    g_.deps.insert(g_.deps.end(), deps.begin(), deps.end());
-    g_.dep_begin.push_back(static_cast<std::uint32_t>(g_.deps.size()));
-    return id;
-  }
+              std::uint32_t label, std::span<const TaskId> deps);
 
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
