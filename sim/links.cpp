@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -77,14 +78,11 @@ LinkUsage link_usage(const TaskGraph& g, std::span<const std::int64_t> start_ps,
   // Busy intervals: the collective runs in time order, ends before starts at the same instant, so
   // back-to-back collectives do not count as sharing a link.
   std::vector<std::tuple<std::int64_t, int, std::uint32_t>> events;
+  std::vector<std::int64_t> runs(g.collectives.size(), 0);
   for (TaskId t = 0; t < g.task_count(); ++t) {
     if (g.kind[t] != TaskKind::Collective) continue;
     const Footprint& fp = prints[g.owner[t]];
-    for (std::size_t i = 0; i < fp.links.size(); ++i) {
-      loads[fp.links[i]].bytes += fp.bytes[i];
-      loads[fp.links[i]].load_s += fp.wire[i] / loads[fp.links[i]].bandwidth_bytes_per_s;
-    }
-    for (const LinkClass c : fp.bottlenecks) ++bottleneck_phases[static_cast<std::size_t>(c)];
+    ++runs[g.owner[t]];
     const std::int64_t finish = finish_ps.empty() ? start_ps[t] + collective_ps[g.owner[t]].count : finish_ps[t];
     if (finish > start_ps[t] && !fp.links.empty()) {
       events.emplace_back(start_ps[t], 1, g.owner[t]);
@@ -92,14 +90,28 @@ LinkUsage link_usage(const TaskGraph& g, std::span<const std::int64_t> start_ps,
     }
   }
   std::sort(events.begin(), events.end());
+  // Each collective's load times its runs: the sums do not depend on the order of the tasks.
+  for (std::size_t c = 0; c < runs.size(); ++c) {
+    if (runs[c] == 0) continue;
+    const Footprint& fp = prints[c];
+    const auto times = static_cast<double>(runs[c]);
+    for (std::size_t i = 0; i < fp.links.size(); ++i) {
+      loads[fp.links[i]].bytes += times * fp.bytes[i];
+      loads[fp.links[i]].load_s += times * fp.wire[i] / loads[fp.links[i]].bandwidth_bytes_per_s;
+    }
+    for (const LinkClass k : fp.bottlenecks) bottleneck_phases[static_cast<std::size_t>(k)] += runs[c];
+  }
 
   LinkUsage usage;
   std::vector<LinkId> order;
   for (LinkId l = 0; l < n; ++l)
     if (loads[l].bytes > 0) order.push_back(l);
-  // Ranked by load; ties by id, so the list is deterministic.
+  // Ranked by load to the picosecond, ties by id: links at the same place of symmetric groups carry
+  // equal loads that rounding may tell apart in the last bit, and they rank by id.
+  auto rank_key = [&](LinkId l) { return std::llround(loads[l].load_s * 1e12); };
   std::sort(order.begin(), order.end(), [&](LinkId a, LinkId b) {
-    return loads[a].load_s != loads[b].load_s ? loads[a].load_s > loads[b].load_s : a < b;
+    const auto ka = rank_key(a), kb = rank_key(b);
+    return ka != kb ? ka > kb : a < b;
   });
   order.resize(std::min(order.size(), busiest));
   std::vector<std::int32_t> track_of(n, -1);
