@@ -143,9 +143,9 @@ struct Item {
   /// Its groups ordered by the block they lie in (CSR over the stage's blocks; one run of every
   /// group when the item's groups span blocks).
   mutable std::vector<std::uint32_t> group_order;
+  mutable std::vector<std::size_t> group_block_begin;
   /// A send's collective per position in the stage (kNoCollective until first made).
   mutable std::vector<std::uint32_t> send_collective_ids;
-  mutable std::vector<std::size_t> group_block_begin;
 };
 
 struct Program {
@@ -589,6 +589,58 @@ ChunkPrograms build_chunk(Context& cx, std::int32_t chunk) {
   return out;
 }
 
+/// A unit is one pass (forward or backward) of one micro-batch j through one chunk c on its stage's
+/// devices; of m micro-batches and C chunks, this numbers it among all 2·m·C units.
+std::uint32_t unit_index(bool forward, std::int64_t j, std::int64_t c, std::int64_t m, std::int64_t C) {
+  return static_cast<std::uint32_t>(((forward ? 0 : m) + j) * C + c);
+}
+
+/// The order in which the lowering makes units (one pass, forward or backward, of one micro-batch
+/// through one chunk): each stage's units in its schedule's order (strategies::pipeline_order),
+/// stages taken in turn, a stage's next unit made as soon as the units sending to it are made — a
+/// list schedule of the pipeline, which exists because every schedule is deadlock-free. So every
+/// stage's issue order follows the order the units are made in, and every send precedes its receiver.
+std::vector<strategies::PipelineStep> unit_order(const std::vector<ChunkPrograms>& programs, strategies::Schedule schedule, std::int64_t pp,
+                                                 std::int64_t v, std::int64_t m) {
+  const auto C = static_cast<std::int64_t>(programs.size());
+  // senders[direction][c]: the chunks whose forward (0) or backward (1) program sends to chunk c.
+  std::array<std::vector<std::vector<std::int64_t>>, 2> senders;
+  for (std::size_t dir = 0; dir < 2; ++dir) {
+    senders[dir].resize(static_cast<std::size_t>(C));
+    for (std::int64_t c = 0; c < C; ++c) {
+      const Program& prog = dir == 0 ? programs[static_cast<std::size_t>(c)].fwd : programs[static_cast<std::size_t>(c)].bwd;
+      for (const Item& it : prog.items) {
+        if (it.kind != ItemKind::Send) continue;
+        auto& to = senders[dir][static_cast<std::size_t>(it.peer_chunk)];
+        if (std::find(to.begin(), to.end(), c) == to.end()) to.push_back(c);
+      }
+    }
+  }
+  std::vector<std::vector<strategies::PipelineStep>> orders;
+  for (std::int64_t stage = 0; stage < pp; ++stage) orders.push_back(strategies::pipeline_order(schedule, pp, v, m, stage));
+  auto key = [&](bool forward, std::int64_t j, std::int64_t c) { return unit_index(forward, j, c, m, C); };
+  const auto units = static_cast<std::size_t>(2 * m * C);
+  std::vector<char> made(units, 0);
+  std::vector<std::size_t> next(static_cast<std::size_t>(pp), 0);
+  std::vector<strategies::PipelineStep> out;
+  out.reserve(units);
+  while (out.size() < units) {
+    bool progressed = false;
+    for (std::size_t stage = 0; stage < orders.size(); ++stage) {
+      for (; next[stage] < orders[stage].size(); ++next[stage]) {
+        const strategies::PipelineStep& u = orders[stage][next[stage]];
+        const auto& from = senders[u.forward ? 0 : 1][static_cast<std::size_t>(u.chunk)];
+        if (!std::all_of(from.begin(), from.end(), [&](std::int64_t c) { return made[key(u.forward, u.micro_batch, c)] != 0; })) break;
+        made[key(u.forward, u.micro_batch, u.chunk)] = 1;
+        out.push_back(u);
+        progressed = true;
+      }
+    }
+    PARASIM_CHECK(progressed, "the pipeline schedule deadlocks: no stage can make its next pass");
+  }
+  return out;
+}
+
 }  // namespace
 
 LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, const Profile& profile, const LowerOptions& options) {
@@ -729,10 +781,15 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
   auto stage_blocks = [&](std::int64_t stage) -> const StageBlocks& {
     auto& cached = blocks_cache[static_cast<std::size_t>(stage)];
     if (cached) return *cached;
+    // Not interned as groups of the task graph: blocks only order the tasks.
     StageBlocks sb;
-    sb.of.resize(stage_devices[static_cast<std::size_t>(stage)].size());
-    for (const Group& grp : groups_of(block_axes, stage)) {
-      for (std::int64_t d : grp.members) {
+    const auto& in_stage = stage_devices[static_cast<std::size_t>(stage)];
+    constexpr std::size_t kUnassigned = SIZE_MAX;
+    sb.of.assign(in_stage.size(), kUnassigned);
+    for (std::int64_t first : in_stage) {
+      if (sb.of[pos_in_stage[static_cast<std::size_t>(first)]] != kUnassigned) continue;
+      for (std::int64_t d : mesh.group_of(first, block_axes)) {
+        if (!simulated(d)) continue;
         sb.of[pos_in_stage[static_cast<std::size_t>(d)]] = sb.count;
         sb.devices.push_back(d);
       }
@@ -742,10 +799,12 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     return *(cached = std::move(sb));
   };
 
-  // Per device: tasks in creation order, grouped by the device's local unit index.
-  std::vector<std::vector<TaskId>> dev_tasks(static_cast<std::size_t>(devices));
-  std::vector<std::vector<std::uint32_t>> dev_unit_start(static_cast<std::size_t>(devices));
-  std::vector<std::vector<TaskId>> pending_recv(static_cast<std::size_t>(devices));
+  auto unit_key = [&](bool forward, std::int64_t j, std::int64_t c) { return unit_index(forward, j, c, m, C); };
+  // Per device: the sends addressed to it that a unit not yet made will receive (receiving unit's
+  // key, send task); the receiving unit's first chained item depends on them.
+  std::vector<std::vector<std::pair<std::uint32_t, TaskId>>> pending_recv(static_cast<std::size_t>(devices));
+  // Per device: the last task made on it, and its gradient reductions (the optimizer waits for them).
+  std::vector<TaskId> last_task(static_cast<std::size_t>(devices), kNoTask);
   std::vector<std::vector<TaskId>> dev_grad_tasks(static_cast<std::size_t>(devices));
   std::vector<TaskId> prev(static_cast<std::size_t>(devices), kNoTask);
   std::vector<TaskId> item_tasks;
@@ -757,10 +816,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     const std::int64_t stage = c % pp;
     const auto& devs = stage_devices[static_cast<std::size_t>(stage)];
     const std::size_t S = devs.size();
-    for (std::int64_t d : devs) {
-      prev[static_cast<std::size_t>(d)] = kNoTask;
-      dev_unit_start[static_cast<std::size_t>(d)].push_back(static_cast<std::uint32_t>(dev_tasks[static_cast<std::size_t>(d)].size()));
-    }
+    const std::uint32_t key = unit_key(forward, j, c);
+    for (std::int64_t d : devs) prev[static_cast<std::size_t>(d)] = kNoTask;
     item_tasks.assign(prog.items.size() * S, kNoTask);
     // Gradients are reduced after the last micro-batch — or after every one under ZeRO-2/3, whose
     // devices keep only their gradient shard (DeepSpeed reduce-scatters each micro-batch's gradients).
@@ -773,8 +830,10 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       const auto ud = static_cast<std::size_t>(d);
       if (it.chained && prev[ud] != kNoTask) deps.push_back(prev[ud]);
       if (first) {
-        deps.insert(deps.end(), pending_recv[ud].begin(), pending_recv[ud].end());
-        pending_recv[ud].clear();
+        auto& inbox = pending_recv[ud];
+        for (const auto& [to, send] : inbox)
+          if (to == key) deps.push_back(send);
+        std::erase_if(inbox, [&](const auto& entry) { return entry.first == key; });
       }
       for (std::uint32_t e : it.extra_deps) {
         const TaskId t = item_tasks[e * S + pos_in_stage[ud]];
@@ -794,7 +853,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
         const auto cid = b.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, grp.id, bytes, -1, grp.occupies});
         const TaskId t = b.add_collective(cid, stream_of_axes(mesh, axes), Category::GradientComm, mb, b.label("gradient bucket"), deps);
         for (std::int64_t mdev : members) {
-          dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+          last_task[static_cast<std::size_t>(mdev)] = t;
           dev_grad_tasks[static_cast<std::size_t>(mdev)].push_back(t);
         }
       }
@@ -840,7 +899,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
             const TaskId t = b.add(TaskKind::Compute, d, kComputeStream, it.duration[class_of[ud]], it.category, mb, it.label, deps);
             prev[ud] = t;
             item_tasks[i * S + pos_in_stage[ud]] = t;
-            dev_tasks[ud].push_back(t);
+            last_task[ud] = t;
           }
           break;
         case ItemKind::Collective: {
@@ -858,7 +917,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
               const auto ud = static_cast<std::size_t>(mdev);
               if (it.chained) prev[ud] = t;
               item_tasks[i * S + pos_in_stage[ud]] = t;
-              dev_tasks[ud].push_back(t);
+              last_task[ud] = t;
             }
           }
           break;
@@ -883,9 +942,9 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
             // the transfer completes, in its schedule order.
             const std::uint8_t stream = plan.blocking_p2p ? kComputeStream : kPipelineStream;
             const TaskId t = b.add_collective(cid, stream, Category::PipelineComm, mb, it.label, deps);
-            pending_recv[static_cast<std::size_t>(peer)].push_back(t);
+            pending_recv[static_cast<std::size_t>(peer)].emplace_back(unit_key(forward, j, it.peer_chunk), t);
             item_tasks[i * S + pos_in_stage[ud]] = t;
-            dev_tasks[ud].push_back(t);
+            last_task[ud] = t;
           }
           break;
         }
@@ -952,7 +1011,8 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           if (bytes > 0) emit_bucket(axes, bytes, SIZE_MAX);
       } else {
         // Without overlap the reduction starts once the stage's whole backward is done: keep the
-        // gradients until the stage's last backward unit (its first chunk, created last).
+        // gradients until the stage's last backward unit (the last micro-batch of its first chunk: last in
+        // every schedule, so made last too).
         auto& held = held_buckets[static_cast<std::size_t>(stage)];
         for (const auto& [axes, bytes] : bucket) held[axes] += bytes;
         if (c == stage)
@@ -969,12 +1029,12 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       for (const Program* prog : {&programs[static_cast<std::size_t>(c)].fwd, &programs[static_cast<std::size_t>(c)].bwd})
         estimate += prog->items.size() * stage_devices[static_cast<std::size_t>(c % pp)].size() * static_cast<std::size_t>(m);
     b.reserve(estimate);
-    for (auto& v : dev_tasks) v.reserve(estimate / static_cast<std::size_t>(devices));
   }
-  for (std::int64_t j = 0; j < m; ++j)
-    for (std::int64_t c = 0; c < C; ++c) run_unit(true, j, c);
-  for (std::int64_t j = 0; j < m; ++j)
-    for (std::int64_t c = C - 1; c >= 0; --c) run_unit(false, j, c);
+  // Units are made in an order every stage's schedule follows and in which each unit comes after
+  // the units that send to it, so every resource's issue order follows the task ids
+  // (TaskGraph::queues_follow_ids) and the engine simulates the step in one pass over them.
+  for (const strategies::PipelineStep& u : unit_order(programs, plan.schedule, pp, v, m))
+    run_unit(u.forward, u.micro_batch, u.chunk);
 
   // Optimizer step, then (ZeRO 1–2) the all-gather of the updated parameter shards.
   {
@@ -1007,14 +1067,14 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
         std::sort(members.begin(), members.end());
         deps.clear();
         for (std::int64_t mdev : members)
-          if (!dev_tasks[static_cast<std::size_t>(mdev)].empty()) deps.push_back(dev_tasks[static_cast<std::size_t>(mdev)].back());
+          if (last_task[static_cast<std::size_t>(mdev)] != kNoTask) deps.push_back(last_task[static_cast<std::size_t>(mdev)]);
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(members), bytes, -1,
                                                      CollectiveSpec::kWholeGroup});
         const TaskId t = b.add_collective(cid, kDataStream, Category::GradientComm, -1, label, deps);
         for (std::int64_t mdev : members) {
-          dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+          last_task[static_cast<std::size_t>(mdev)] = t;
           dev_grad_tasks[static_cast<std::size_t>(mdev)].push_back(t);
         }
       }
@@ -1026,7 +1086,6 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
     std::vector<TaskId> opt_task(static_cast<std::size_t>(devices), kNoTask);
     for (std::int64_t d : simulated_devices) {
       const auto ud = static_cast<std::size_t>(d);
-      dev_unit_start[ud].push_back(static_cast<std::uint32_t>(dev_tasks[ud].size()));
       const auto stage = static_cast<std::size_t>(plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0);
       const DeviceProfile& dev = profile.device(cluster.devices[ud].kind);
       const double updated = stage_updated[stage];
@@ -1035,7 +1094,7 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
       const TaskId t = b.add(TaskKind::Compute, d, kComputeStream, Picoseconds::from_seconds(seconds), Category::Optimizer, -1, opt_label,
                              dev_grad_tasks[ud]);
       opt_task[ud] = t;
-      dev_tasks[ud].push_back(t);
+      last_task[ud] = t;
     }
     if (plan.zero >= 1 && plan.zero < 3 && !data_axes.empty()) {
       const double weight_bytes = elem_bytes(plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
@@ -1047,34 +1106,14 @@ LoweredStep lower(const Graph& g, const Plan& plan, const Cluster& cluster, cons
           const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Auto, grp.id,
                                                        stage_params[static_cast<std::size_t>(stage)] * weight_bytes, -1, grp.occupies});
           const TaskId t = b.add_collective(cid, stream_of_axes(mesh, data_axes), Category::GradientComm, -1, b.label("parameter all-gather"), deps);
-          for (std::int64_t mdev : members) dev_tasks[static_cast<std::size_t>(mdev)].push_back(t);
+          for (std::int64_t mdev : members) last_task[static_cast<std::size_t>(mdev)] = t;
         }
       }
     }
   }
 
-  // Issue order: each device's units in its stage's schedule order, then the optimizer phase.
-  for (std::int64_t d : simulated_devices) {
-    const auto ud = static_cast<std::size_t>(d);
-    const std::int64_t stage = plan.pp_axis >= 0 ? coords[ud][static_cast<std::size_t>(plan.pp_axis)] : 0;
-    const auto& starts = dev_unit_start[ud];
-    const auto& tasks = dev_tasks[ud];
-    auto enqueue_unit = [&](std::size_t local) {
-      const std::size_t begin = starts[local];
-      const std::size_t end = local + 1 < starts.size() ? starts[local + 1] : tasks.size();
-      for (std::size_t k = begin; k < end; ++k) b.enqueue_on(tasks[k], d);
-    };
-    for (const auto& step : strategies::pipeline_order(plan.schedule, pp, v, m, stage)) {
-      const std::int64_t k = step.chunk / pp;  // the chunk's index among this stage's chunks
-      const std::size_t local = step.forward ? static_cast<std::size_t>(step.micro_batch * v + k)
-                                             : static_cast<std::size_t>(m * v + step.micro_batch * v + (v - 1 - k));
-      enqueue_unit(local);
-    }
-    enqueue_unit(static_cast<std::size_t>(2 * m * v));
-  }
-
   LoweredStep out;
-  out.tasks = std::move(b).finish();
+  out.tasks = std::move(b).finish_in_id_order();
   out.replica_shortcut = shortcut;
   out.simulated_devices = std::move(simulated_devices);
   const double per_micro_batch = g.fwd_flops() + g.bwd_flops();

@@ -133,6 +133,36 @@ TaskGraph TaskGraphBuilder::finish() && {
     PARASIM_CHECK(seen[t] == expected, "task " + std::to_string(t) + " is enqueued " + std::to_string(seen[t]) +
                                            " times on its resources, expected " + std::to_string(expected));
   }
+  g_.queues_follow_ids = true;
+  for (std::size_t r = 0; r + 1 < g_.queue_begin.size() && g_.queues_follow_ids; ++r)
+    for (std::uint32_t k = g_.queue_begin[r] + 1; k < g_.queue_begin[r + 1]; ++k)
+      if (g_.queue[k] <= g_.queue[k - 1]) {
+        g_.queues_follow_ids = false;
+        break;
+      }
+  return std::move(g_);
+}
+
+TaskGraph TaskGraphBuilder::finish_in_id_order() && {
+  for (const auto& q : queues_) PARASIM_CHECK(q.empty(), "finish_in_id_order: a task was enqueued explicitly");
+  queues_.clear();
+  const std::size_t n = g_.kind.size();
+  const std::size_t streams = g_.stream_names.size();
+  // Counting sort of (resource, task) by resource; tasks visited by id, so each queue is increasing.
+  auto for_each_resource = [&](auto&& visit) {
+    for (TaskId t = 0; t < n; ++t) {
+      std::int64_t scratch = 0;
+      for (const std::int64_t d : g_.devices_of(t, scratch)) visit(static_cast<std::size_t>(d) * streams + g_.stream[t], t);
+    }
+  };
+  g_.queue_begin.assign(g_.resource_count() + 1, 0);
+  for_each_resource([&](std::size_t r, TaskId) { ++g_.queue_begin[r + 1]; });
+  for (std::size_t r = 0; r + 1 < g_.queue_begin.size(); ++r) g_.queue_begin[r + 1] += g_.queue_begin[r];
+  reserve_huge(g_.queue, g_.queue_begin.back());
+  g_.queue.resize(g_.queue_begin.back());
+  std::vector<std::uint32_t> fill(g_.queue_begin.begin(), g_.queue_begin.end() - 1);
+  for_each_resource([&](std::size_t r, TaskId t) { g_.queue[fill[r]++] = t; });
+  g_.queues_follow_ids = true;
   return std::move(g_);
 }
 

@@ -83,6 +83,11 @@ struct TaskGraph {
   std::vector<std::uint32_t> group_begin{0};  ///< CSR: members of group g
   std::vector<std::int64_t> group_members;
   std::vector<std::string> labels;
+  /// Whether every resource runs its tasks in increasing id order. Dependencies always point to
+  /// lower ids, so then the ids are an order in which every task's predecessors (its dependencies
+  /// and the task before it on each of its resources) come first, and the analytical engine
+  /// simulates the graph in one pass over the ids (sim/engine/fifo_engine.hpp).
+  bool queues_follow_ids = false;
 
   bool operator==(const TaskGraph&) const = default;
 
@@ -141,6 +146,10 @@ class TaskGraphBuilder {
   /// Finishes: lays out the per-resource queues. Checks every task was enqueued on each of its
   /// resources exactly once.
   [[nodiscard]] TaskGraph finish() &&;
+  /// Finishes a graph whose every resource runs its tasks in id order (no task enqueued): each
+  /// queue is its resource's tasks by increasing id. The builder of such a graph creates tasks in
+  /// an order that every resource's issue order follows (the lowering: sim/lower.cpp).
+  [[nodiscard]] TaskGraph finish_in_id_order() &&;
 
  private:
   /// Appends one task's fields (out of line, with every append inlined into it: GCC leaves

@@ -7,7 +7,9 @@
 /// Two implementations give the same timeline:
 ///  - simulate_fifo processes tasks in dataflow order: because every resource is FIFO and every
 ///    duration is fixed, a task's start is exactly max(finish of its dependencies, finish of its
-///    predecessor in each of its queues), so no time-ordered event queue is needed — O(tasks + edges);
+///    predecessor in each of its queues), so no time-ordered event queue is needed — O(tasks + edges).
+///    When every queue follows the task ids (TaskGraph::queues_follow_ids, as the lowering makes
+///    them), that order is simply the ids: one pass with no successor lists;
 ///  - simulate_fifo_events is the textbook discrete-event loop with a (time, task id) priority queue;
 ///    the tests run both and compare, and it is the model for backends whose durations depend on
 ///    what else is in flight.

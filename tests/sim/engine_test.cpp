@@ -1,6 +1,7 @@
 // The analytical engine (sim/engine/fifo_engine) on task graphs written by hand: literal durations in
 // picoseconds, and the whole timeline derived by hand above each check. Every case runs against both
-// implementations: the dataflow-order one (simulate_fifo) and the event loop (simulate_fifo_events).
+// implementations: simulate_fifo (one pass over the ids where every queue follows them, a dataflow
+// worklist otherwise) and the event loop (simulate_fifo_events).
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -58,8 +59,16 @@ struct Engine {
   const char* name;
   Timeline (*run)(const TaskGraph&, std::span<const Picoseconds>);
 };
+// simulate_fifo takes one pass over the ids when the queues follow them (TaskGraph::queues_follow_ids)
+// and the worklist otherwise; the worklist is also run on every graph, the flag cleared.
 Timeline dataflow_order(const TaskGraph& g, std::span<const Picoseconds> ps) { return simulate_fifo(g, ps); }
-const Engine kDataflow{"simulate_fifo (dataflow order)", &dataflow_order};
+Timeline worklist(const TaskGraph& g, std::span<const Picoseconds> ps) {
+  TaskGraph copy = g;
+  copy.queues_follow_ids = false;
+  return simulate_fifo(copy, ps);
+}
+const Engine kDataflow{"simulate_fifo (id order where the queues follow the ids)", &dataflow_order};
+const Engine kWorklist{"simulate_fifo (dataflow worklist)", &worklist};
 const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
 
 /// The message of the InternalError `f` throws (empty when it throws nothing).
@@ -76,7 +85,7 @@ std::string internal_error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   TaskGraphBuilder b(1, {"compute"});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
@@ -89,7 +98,7 @@ TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
 }
 
 TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   TaskGraphBuilder b(1, {"compute", "comm"});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
@@ -105,7 +114,7 @@ TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the one issued before it", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   TaskGraphBuilder b(1, {"compute", "comm"});
   const TaskId w = issued(b, 0, kComm, 50, "W");
@@ -114,21 +123,25 @@ TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the o
   SECTION("X issued before Y") {
     b.enqueue(x);
     b.enqueue(y);
-    const Timeline tl = engine.run(std::move(b).finish(), {});
+    const TaskGraph g = std::move(b).finish();
+    CHECK(g.queues_follow_ids);  // compute runs X (1) then Y (2)
+    const Timeline tl = engine.run(g, {});
     // W [0, 50); X waits for W: [50, 60); Y, though ready at 0, is behind X: [60, 65).
     CHECK(tl == Timeline{{0, 50, 60}, Picoseconds(65)});
   }
   SECTION("Y issued before X") {
     b.enqueue(y);
     b.enqueue(x);
-    const Timeline tl = engine.run(std::move(b).finish(), {});
+    const TaskGraph g = std::move(b).finish();
+    CHECK_FALSE(g.queues_follow_ids);  // compute runs Y (2) before X (1)
+    const Timeline tl = engine.run(g, {});
     // W [0, 50); Y [0, 5); X [50, 60).
     CHECK(tl == Timeline{{0, 50, 0}, Picoseconds(60)});
   }
 }
 
 TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   TaskGraphBuilder b(3, {"compute", "comm"});
   const TaskId f0 = issued(b, 0, kCompute, 10, "F0");
@@ -156,7 +169,7 @@ TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][
 }
 
 TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   TaskGraphBuilder b(2, {"compute", "p2p"});
   constexpr std::uint8_t kP2p = 1;
@@ -183,7 +196,7 @@ TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   SECTION("a task issued before its own dependency on the same stream") {
     TaskGraphBuilder b(1, {"compute"});
@@ -213,7 +226,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
 }
 
 TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   // Two independent 10 ps tasks finish together; a zero-length marker joins them; two 5 ps tasks follow
   // it, then a zero-length collective over both devices. Built twice, with the task ids permuted.
@@ -259,7 +272,7 @@ TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[
 }
 
 TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p-1)·α", "[sim][engine][collectives]") {
-  const Engine engine = GENERATE(kDataflow, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   const std::int64_t p = GENERATE(2, 3, 4, 8);
   // One node of p devices joined by 100 GB/s, 1 µs links whose efficiency is 1 at every size.
@@ -318,12 +331,42 @@ TEST_CASE("engine: both implementations give the same timeline on a random task 
   }
   const TaskGraph g = std::move(b).finish();
   REQUIRE(coll_ps.size() == g.collectives.size());
+  REQUIRE(g.queues_follow_ids);
   const Timeline dataflow = simulate_fifo(g, coll_ps);
   const Timeline events = simulate_fifo_events(g, coll_ps);
   CHECK(dataflow == events);
+  CHECK(worklist(g, coll_ps) == events);
   // And the timeline is a schedule: every task starts after its dependencies finish.
   std::int64_t early = 0;
   for (TaskId t = 0; t < g.task_count(); ++t)
     for (TaskId d : g.deps_of(t)) early += dataflow.start_ps[t] < dataflow.start_ps[d] + task_duration_ps(g, coll_ps, d);
   CHECK(early == 0);
+}
+
+TEST_CASE("task graph: finish_in_id_order lays out the queues that enqueuing every task in id order gives", "[sim][engine]") {
+  // The same 3 devices × 2 streams graph twice: compute tasks, a collective over {0, 2} and a send
+  // from 1 (which occupies only its sender), once enqueued task by task and once not enqueued at all.
+  auto build = [](bool enqueue) {
+    TaskGraphBuilder b(3, {"compute", "comm"});
+    std::vector<TaskId> made;
+    made.push_back(task(b, 0, kCompute, 10, "A"));
+    made.push_back(task(b, 2, kCompute, 20, "B"));
+    made.push_back(collective(b, {0, 2}, 100, "C", {made[0], made[1]}));
+    const auto send = b.collective(CollectiveSpec{CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, b.group(std::vector<std::int64_t>{1, 2}), 8, 1});
+    made.push_back(b.add_collective(send, kComm, Category::PipelineComm, 0, b.label("S"), {}));
+    made.push_back(task(b, 1, kCompute, 5, "D", {made[3]}));
+    made.push_back(task(b, 0, kCompute, 5, "E", {made[2]}));
+    if (!enqueue) return std::move(b).finish_in_id_order();
+    for (TaskId t : made) b.enqueue(t);
+    return std::move(b).finish();
+  };
+  const TaskGraph laid_out = build(false), enqueued = build(true);
+  CHECK(laid_out.queues_follow_ids);
+  CHECK(laid_out == enqueued);
+  // Device 0: compute A (0), E (5); comm C (2). Device 1: compute D (4); comm S (3). Device 2:
+  // compute B (1); comm C (2).
+  CHECK(std::vector<TaskId>(laid_out.queue_of(0).begin(), laid_out.queue_of(0).end()) == std::vector<TaskId>{0, 5});
+  CHECK(std::vector<TaskId>(laid_out.queue_of(1).begin(), laid_out.queue_of(1).end()) == std::vector<TaskId>{2});
+  CHECK(std::vector<TaskId>(laid_out.queue_of(3).begin(), laid_out.queue_of(3).end()) == std::vector<TaskId>{3});
+  CHECK(std::vector<TaskId>(laid_out.queue_of(5).begin(), laid_out.queue_of(5).end()) == std::vector<TaskId>{2});
 }
