@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
@@ -107,6 +110,40 @@ DeviceTimes device_times(const StreamRuns& runs, std::int64_t device, std::int64
   return out;
 }
 
+/// A step of this many tasks or more is summarised on kSummaryThreads threads: below it the
+/// summary takes milliseconds, and the plan search already keeps every core busy with whole
+/// simulations of such small steps.
+constexpr std::size_t kParallelSummaryTasks = std::size_t{1} << 21;
+constexpr unsigned kSummaryThreads = 2;
+
+/// Runs work(begin, end) over [0, n) cut into `threads` contiguous ranges (boundaries on multiples
+/// of `grain`), the first on the calling thread; rethrows the first exception a range threw.
+void run_split(std::size_t n, std::size_t grain, unsigned threads, const std::function<void(std::size_t, std::size_t)>& work) {
+  threads = std::max(1u, std::min(threads, std::thread::hardware_concurrency()));
+  const std::size_t grains = (n + grain - 1) / grain;
+  if (threads <= 1 || grains < 2) return work(0, n);
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, grains));
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> workers;
+  auto bound = [&](unsigned k) { return std::min(n, grains * k / threads * grain); };
+  for (unsigned k = 1; k < threads; ++k)
+    workers.emplace_back([&, k] {
+      try {
+        work(bound(k), bound(k + 1));
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  try {
+    work(0, bound(1));
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& w : workers) w.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 }  // namespace
 
 double TimeBreakdown::compute_s() const {
@@ -183,22 +220,29 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   std::vector<Picoseconds> coll_ps;
   coll_ps.reserve(collectives.size());
   for (const auto& c : collectives) coll_ps.push_back(c.time);
-  r.per_device.reserve(step.simulated_devices.size());
-  // Devices a few at a time, neighbours together (see gather_runs).
+  // Devices a few at a time, neighbours together (see gather_runs). Each device's figures depend on
+  // its own tasks alone, so a large step's devices are split over threads; they are summed below in
+  // device order, so the result is the same whatever the thread count.
   constexpr std::size_t kTogether = 8;
-  std::vector<StreamRuns> runs;
   const std::span<const std::int64_t> simulated(step.simulated_devices);
-  for (std::size_t first = 0; first < simulated.size(); first += kTogether) {
-    const auto devices = simulated.subspan(first, std::min(kTogether, simulated.size() - first));
-    gather_runs(step.tasks, timeline, coll_ps, finish_ps, devices, runs);
-    for (std::size_t w = 0; w < devices.size(); ++w) {
-      const std::int64_t d = devices[w];
-      DeviceTimes dt = device_times(runs[w], d, timeline.makespan.count);
-      dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
-      for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
-      r.breakdown.idle_s += dt.breakdown.idle_s;
-      r.per_device.push_back(dt);
+  r.per_device.resize(simulated.size());
+  auto summarize_devices = [&](std::size_t begin, std::size_t end) {
+    std::vector<StreamRuns> runs;
+    for (std::size_t first = begin; first < end; first += kTogether) {
+      const auto devices = simulated.subspan(first, std::min(kTogether, end - first));
+      gather_runs(step.tasks, timeline, coll_ps, finish_ps, devices, runs);
+      for (std::size_t w = 0; w < devices.size(); ++w) {
+        const std::int64_t d = devices[w];
+        DeviceTimes& dt = r.per_device[first + w];
+        dt = device_times(runs[w], d, timeline.makespan.count);
+        dt.stage = plan.pp_axis >= 0 ? plan.mesh.coords_of(d)[static_cast<std::size_t>(plan.pp_axis)] : 0;
+      }
     }
+  };
+  run_split(simulated.size(), kTogether, step.tasks.task_count() >= kParallelSummaryTasks ? kSummaryThreads : 1, summarize_devices);
+  for (const DeviceTimes& dt : r.per_device) {
+    for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
+    r.breakdown.idle_s += dt.breakdown.idle_s;
   }
   const double n = static_cast<double>(r.per_device.size());
   for (auto& s : r.breakdown.seconds) s /= n;
