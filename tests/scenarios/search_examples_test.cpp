@@ -27,7 +27,7 @@ scenarios::SearchSpec spec_of(const std::string& file, const scenarios::Scenario
 
 TEST_CASE("search examples: each loads, validates against the schema and decodes its search", "[scenarios][search]") {
   const auto files = testing::json_files_in(kSearchExamples);
-  REQUIRE(files.size() == 4);
+  REQUIRE(files.size() == 5);
   for (const auto& file : files) {
     SECTION(fs::path(file).filename().string()) {
       CHECK(testing::schema_fault(file) == "");
@@ -67,5 +67,30 @@ TEST_CASE("search examples: the GPT-3 175B / 768 A100 spaces of docs/validation.
   CHECK(spec.space.micro_batch == std::vector<std::int64_t>{1, 2});
   CHECK(spec.space.max_virtual_stages == 2);
   CHECK(spec.space.schedule.empty());
+  CHECK(spec.refine_top == 0);
+}
+
+TEST_CASE("search examples: the GPT-3 175B / 768 H100 space of NVIDIA's MLPerf v3.0 submission", "[scenarios][search]") {
+  // config_DGXH100_96x8x128x4x8_mbs1.sh: 96 DGX H100, tensor 4 × pipeline 8 (data 24 = 768 / 32),
+  // micro-batch 1; run_and_time.sh defaults: sequence parallelism, selective recomputation, the
+  // distributed optimizer (ZeRO-1).
+  using strategies::Recompute;
+  const std::string file = kSearchExamples + "/gpt3-175b-768-h100-mlperf.json";
+  const scenarios::Scenario s = scenarios::load_scenario(file);
+  CHECK(s.cluster.device_count() == 768);
+  CHECK(s.cluster.device == "h100-sxm");
+  CHECK(s.plan.tp == 4);
+  CHECK(s.plan.pp == 8);
+  CHECK(s.plan.sequence_parallel);
+  CHECK(s.plan.recompute == Recompute::Selective);
+  CHECK(s.plan.zero == 1);
+  CHECK(s.training.micro_batch == 1);
+  const scenarios::SearchSpec spec = spec_of(file, s);
+  CHECK(spec.space.tp.empty());
+  CHECK(spec.space.pp.empty());
+  CHECK(spec.space.zero == std::vector<int>{1});
+  CHECK(spec.space.recompute == std::vector<Recompute>{Recompute::Selective});
+  CHECK(spec.space.sequence_parallel == std::vector<bool>{true});
+  CHECK(spec.space.micro_batch == std::vector<std::int64_t>{1, 2});
   CHECK(spec.refine_top == 0);
 }
