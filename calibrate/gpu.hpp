@@ -1,0 +1,60 @@
+#pragma once
+/// GPU microbenchmarks and the device and link profiles they calibrate. Built against the CUDA
+/// toolkit and NCCL where they were found at configure time (PARASIM_HAVE_CUDA): half-precision
+/// cuBLAS GEMMs and device-to-device copies on one GPU, and an all-reduce sweep over this node's GPUs
+/// through NCCL in one process. Elsewhere, or where no GPU is present, they say why instead.
+///
+/// The profile side is plain C++ and builds everywhere: a GPU keeps its datasheet peak and
+/// bandwidth (physical figures), and the measurement sets the efficiency curves against them.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "calibrate/nccl_tests.hpp"
+#include "calibrate/sweep.hpp"
+#include "sim/profile.hpp"
+
+namespace parasim::calibrate {
+
+/// Why a GPU measurement did not run: the build has no CUDA support, no device was found, too few
+/// devices for a collective, or a CUDA, cuBLAS or NCCL call failed (with its error string).
+struct Unavailable {
+  std::string reason;
+};
+
+struct CudaOptions {
+  int device = 0;
+  std::vector<std::int64_t> gemm_sizes{256, 512, 1024, 2048, 4096, 8192};  ///< n of fp16 n³ GEMMs
+  std::vector<double> copy_bytes{1 << 20, 1 << 24, 1 << 28, double(1) * (1 << 30)};  ///< device-to-device copies
+  double min_seconds_per_size = 0.05;
+};
+
+struct CudaMeasurement {
+  std::string device_name;          ///< as CUDA names it ("NVIDIA A100-SXM4-80GB")
+  std::vector<Sample> gemm;         ///< fp16 GEMM FLOPs (2n³) → FLOP/s
+  std::vector<Sample> copy;         ///< bytes moved by a copy (read + written) → bytes/s
+  double launch_overhead_s = 0;     ///< an empty copy's time: the fixed cost of a kernel
+  double memory_capacity_bytes = 0;
+};
+
+[[nodiscard]] std::variant<CudaMeasurement, Unavailable> measure_cuda(const CudaOptions& options = {});
+
+struct NcclOptions {
+  std::vector<double> bytes;  ///< all-reduce sizes; empty: 8 B to 1 GiB by factors of 4
+  int warmup = 5, iterations = 20;
+};
+
+/// An all-reduce sweep over every GPU of this node through NCCL (one communicator per device, one
+/// process), reported as nccl-tests reports it, so calibrated_link fits it the same way.
+[[nodiscard]] std::variant<NcclTestsLog, Unavailable> measure_nccl(const NcclOptions& options = {});
+
+/// The profile device a CUDA device name is ("NVIDIA A100-SXM4-80GB" → "a100-80gb"), if parasim has it.
+[[nodiscard]] std::optional<std::string> profile_device_for(const std::string& cuda_name);
+
+/// `base` with the measured GEMM and copy efficiencies over its datasheet fp16 peak and memory
+/// bandwidth, the measured launch overhead and capacity, each with a source. Throws InputError
+/// (naming `what`) when a measured rate is above the datasheet figure: the device is not `base`.
+[[nodiscard]] sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeasurement& m, const std::string& what);
+
+}  // namespace parasim::calibrate

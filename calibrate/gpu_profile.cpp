@@ -1,0 +1,68 @@
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "calibrate/gpu.hpp"
+#include "common/error.hpp"
+
+namespace parasim::calibrate {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string> profile_device_for(const std::string& cuda_name) {
+  const std::string n = lower(cuda_name);
+  auto has = [&](const char* part) { return n.find(part) != std::string::npos; };
+  if (has("a100")) return has("40gb") ? "a100-40gb" : "a100-80gb";
+  if (has("h200")) return "h200";
+  if (has("h100")) return "h100-sxm";
+  if (has("b200")) return "b200";
+  if (has("v100")) return "v100";
+  return std::nullopt;
+}
+
+sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeasurement& m, const std::string& what) {
+  PARASIM_CHECK(!m.gemm.empty() && !m.copy.empty(), "a GPU measurement has GEMM and copy samples");
+  const auto peak = base.peak_for(models::DType::F16);
+  if (!peak) throw InputError(what, 0, 0, "", "the profile device \"" + base.name + "\" has no fp16 peak to measure GEMMs against");
+  const double bandwidth = base.memory_bandwidth_bytes_per_s;
+  auto check = [&](const std::vector<Sample>& samples, double limit, const char* figure) {
+    for (const Sample& s : samples)
+      if (s.rate_per_s > limit)
+        throw InputError(what, 0, 0, "",
+                         "measured " + fixed(s.rate_per_s / 1e12, 3) + " T/s of " + figure + ", above " + base.name + "'s datasheet " +
+                             fixed(limit / 1e12, 3) + ": the GPU (" + m.device_name + ") is not a " + base.name + "; name its profile device with --device");
+  };
+  check(m.gemm, *peak, "fp16 GEMM FLOPs");
+  check(m.copy, bandwidth, "device-memory bytes");
+  sim::DeviceProfile d = base;
+  const std::string where = "measured by `parasim calibrate --backend cuda` on " + m.device_name;
+  d.description = base.description + "; calibrated on " + m.device_name;
+  d.gemm_efficiency = efficiency_curve(m.gemm, *peak);
+  d.memory_efficiency = efficiency_curve(m.copy, bandwidth);
+  d.kernel_launch_overhead_s = m.launch_overhead_s;
+  d.memory_capacity_bytes = m.memory_capacity_bytes;
+  std::string gemm, copy;
+  for (const Sample& s : m.gemm)
+    gemm += (gemm.empty() ? "" : ", ") + std::to_string(std::llround(std::cbrt(s.size / 2))) + "^3 -> " + fixed(s.rate_per_s / 1e12, 1);
+  for (const Sample& s : m.copy) copy += (copy.empty() ? "" : ", ") + fixed(s.size / (1 << 20), 0) + " MiB -> " + fixed(s.rate_per_s / 1e9, 0);
+  d.sources["gemm_efficiency"] = where + ": cublasGemmEx fp16 (fp32 accumulation) of n^3 over the datasheet fp16 peak, " + gemm + " TFLOP/s";
+  d.sources["memory_efficiency"] = where + ": cudaMemcpy device to device over the datasheet bandwidth, by bytes read + written, " + copy + " GB/s";
+  d.sources["kernel_launch_overhead_s"] = where + ": the fastest 1-byte device-to-device cudaMemcpyAsync, launch to completion";
+  d.sources["memory_capacity_bytes"] = where + ": cudaMemGetInfo total";
+  return d;
+}
+
+}  // namespace parasim::calibrate

@@ -1,0 +1,235 @@
+#include "calibrate/nccl_tests.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace parasim::calibrate {
+namespace {
+
+struct Token {
+  std::string_view text;
+  int column = 0;  ///< 1-based
+};
+
+std::vector<Token> tokens_of(std::string_view line) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
+  }
+  return out;
+}
+
+std::optional<double> number(std::string_view s) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+/// The factor nccl-tests multiplies algbw by to report busbw, and the latency steps parasim's ring
+/// model counts (sim/collectives.hpp), for n ranks.
+double bus_factor(NcclTest t, double n) {
+  switch (t) {
+    case NcclTest::AllReduce: return 2 * (n - 1) / n;
+    case NcclTest::AllGather:
+    case NcclTest::ReduceScatter: return (n - 1) / n;
+    case NcclTest::SendRecv: return 1;
+  }
+  return 1;
+}
+double latency_steps(NcclTest t, double n) {
+  switch (t) {
+    case NcclTest::AllReduce: return 2 * (n - 1);
+    case NcclTest::AllGather:
+    case NcclTest::ReduceScatter: return n - 1;
+    case NcclTest::SendRecv: return 1;
+  }
+  return 1;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string bytes_text(double b) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && b >= 1024) b /= 1024, ++u;
+  return fixed(b, b == std::floor(b) ? 0 : 1) + " " + units[u];
+}
+
+}  // namespace
+
+std::string_view to_string(NcclTest t) {
+  switch (t) {
+    case NcclTest::AllReduce: return "all_reduce";
+    case NcclTest::AllGather: return "all_gather";
+    case NcclTest::ReduceScatter: return "reduce_scatter";
+    case NcclTest::SendRecv: return "sendrecv";
+  }
+  return "all_reduce";
+}
+
+std::optional<NcclTest> nccl_test_from_string(std::string_view s) {
+  for (NcclTest t : {NcclTest::AllReduce, NcclTest::AllGather, NcclTest::ReduceScatter, NcclTest::SendRecv})
+    if (s == to_string(t)) return t;
+  return std::nullopt;
+}
+
+NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, std::optional<NcclTest> test) {
+  NcclTestsLog log;
+  std::optional<NcclTest> named;
+  int named_line = 0;
+  std::set<std::string> hosts;
+  // Columns of the out-of-place size, time and busbw (0-based token indices), from the header.
+  std::optional<std::size_t> col_size, col_time, col_busbw;
+  int line_no = 0;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    const std::vector<Token> tok = tokens_of(line);
+    if (tok.empty()) continue;
+    if (tok[0].text.front() == '#') {
+      // A comment: the collective's name, a rank, or the table header.
+      std::vector<Token> words = tok;
+      if (words[0].text == "#") words.erase(words.begin());
+      else words[0].text.remove_prefix(1);
+      if (words.size() >= 4 && words[0].text == "Collective" && words[1].text == "test" && words[2].text == "starting:") {
+        std::string_view name = words[3].text;
+        if (name.size() > 5 && name.substr(name.size() - 5) == "_perf") name.remove_suffix(5);
+        named = nccl_test_from_string(name);
+        if (!named)
+          throw InputError(file, line_no, words[3].column, "",
+                           "found the collective \"" + std::string(words[3].text) +
+                               "\", expected all_reduce_perf, all_gather_perf, reduce_scatter_perf or sendrecv_perf (the collectives parasim's link calibration fits)");
+        named_line = line_no;
+      } else if (words.size() >= 2 && words[0].text == "Rank") {
+        ++log.ranks;
+        for (std::size_t k = 0; k + 1 < words.size(); ++k)
+          if (words[k].text == "on") hosts.insert(std::string(words[k + 1].text));
+        if (log.device.empty()) {
+          const auto bracket = line.find(']');
+          if (bracket != std::string_view::npos) {
+            std::string_view name = line.substr(bracket + 1);
+            while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+            while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.remove_suffix(1);
+            log.device = std::string(name);
+          }
+        }
+      } else if (!words.empty() && words[0].text == "size") {
+        for (std::size_t k = 0; k < words.size(); ++k) {
+          // Token k of the header is token k of a result row (the row has no leading '#').
+          if (words[k].text == "size" && !col_size) col_size = k;
+          if (words[k].text == "time" && !col_time) col_time = k;
+          if (words[k].text == "busbw" && !col_busbw) col_busbw = k;
+        }
+      }
+      continue;
+    }
+    // A result row starts with its size; anything else (NCCL_DEBUG output, warnings) is not ours.
+    if (!std::isdigit(static_cast<unsigned char>(tok[0].text.front()))) continue;
+    if (!col_size || !col_time || !col_busbw)
+      throw InputError(file, line_no, tok[0].column, "",
+                       "found a result row before the table header, expected a header line \"#  size  count  type ... time  algbw  busbw ...\"");
+    const std::size_t need = std::max({*col_size, *col_time, *col_busbw}) + 1;
+    if (tok.size() < need)
+      throw InputError(file, line_no, tok.back().column, "",
+                       "found " + std::to_string(tok.size()) + " fields, expected at least " + std::to_string(need) + " (size ... time algbw busbw)");
+    NcclTestsRow row;
+    row.line = static_cast<std::size_t>(line_no);
+    auto field = [&](std::size_t k, const char* what, bool positive) {
+      const auto v = number(tok[k].text);
+      if (!v || *v < 0 || (positive && *v <= 0))
+        throw InputError(file, line_no, tok[k].column, "",
+                         "found \"" + std::string(tok[k].text) + "\" in the " + what + " column, expected a " + (positive ? "positive" : "non-negative") + " number");
+      return *v;
+    };
+    row.bytes = field(*col_size, "size", true);
+    row.time_s = field(*col_time, "time (us)", true) * 1e-6;
+    row.bus_bytes_per_s = field(*col_busbw, "busbw (GB/s)", false) * 1e9;
+    log.rows.push_back(row);
+  }
+  if (test && named && *test != *named)
+    throw InputError(file, named_line, 1, "",
+                     "the log is of " + std::string(to_string(*named)) + ", but " + std::string(to_string(*test)) + " was asked for");
+  if (!test && !named)
+    throw InputError(file, 1, 1, "", "found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective)");
+  log.test = test ? *test : *named;
+  if (log.rows.empty()) throw InputError(file, line_no, 1, "", "found no result rows, expected the size/time/busbw table of nccl-tests");
+  if (log.ranks < 2)
+    throw InputError(file, 1, 1, "", "found " + std::to_string(log.ranks) + " \"#  Rank\" lines, expected at least two ranks (a collective between devices)");
+  log.hosts = static_cast<std::int64_t>(hosts.size());
+  return log;
+}
+
+NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file) {
+  PARASIM_CHECK(!log.rows.empty() && log.ranks >= 2, "a parsed nccl-tests log");
+  const double n = static_cast<double>(log.ranks);
+  const double steps = latency_steps(log.test, n), factor = bus_factor(log.test, n);
+  const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  NcclFit fit;
+  fit.latency_s = smallest->time_s / steps;
+  for (const NcclTestsRow& r : log.rows) {
+    const double bandwidth_time = r.time_s - steps * fit.latency_s;
+    if (bandwidth_time < r.time_s / 2) continue;  // latency-bound: says little about the bandwidth
+    fit.bus.push_back({r.bytes, factor * r.bytes / bandwidth_time});
+  }
+  if (fit.bus.empty())
+    throw InputError(file, static_cast<int>(smallest->line), 1, "",
+                     "every size of the log is latency-bound (its time is under twice the smallest size's), expected sizes up to 1 GiB or more (nccl-tests -e 1G)");
+  return fit;
+}
+
+sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file) {
+  const NcclFit fit = fit_nccl_tests(log, file);
+  const double line_rate = base.bandwidth_bytes_per_s;
+  PARASIM_CHECK(line_rate > 0, "a link with a line rate");
+  std::vector<Sample> within;
+  for (const Sample& s : fit.bus) {
+    if (s.rate_per_s > 1.02 * line_rate) {
+      const auto row = std::find_if(log.rows.begin(), log.rows.end(), [&](const auto& r) { return r.bytes == s.size; });
+      throw InputError(file, static_cast<int>(row->line), 1, "",
+                       "found a bus bandwidth of " + fixed(s.rate_per_s / 1e9, 2) + " GB/s at " + bytes_text(s.size) + " (latency taken off), above " +
+                           base.name + "'s line rate of " + fixed(line_rate / 1e9, 2) +
+                           " GB/s per direction: the log measured more than one " + base.name +
+                           " link per device (several GPUs per node in a multi-node test share NVLink and the NICs); calibrate an "
+                           "inter-node link from a test with one GPU per node");
+    }
+    within.push_back({s.size, std::min(s.rate_per_s, line_rate)});
+  }
+  sim::LinkProfile link = base;
+  const std::string name = std::filesystem::path(file).filename().string();
+  const std::string what = "nccl-tests " + std::string(to_string(log.test)) + "_perf, " + std::to_string(log.ranks) + " ranks on " +
+                           std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts") + (log.device.empty() ? "" : " (" + log.device + ")") +
+                           ", " + name;
+  link.description = base.description + "; calibrated from " + what;
+  link.latency_s = fit.latency_s;
+  link.efficiency = efficiency_curve(within, line_rate);
+  const double n = static_cast<double>(log.ranks);
+  std::ostringstream curve;
+  for (const Sample& s : within) curve << (&s == &within.front() ? "" : ", ") << bytes_text(s.size) << " -> " << fixed(s.rate_per_s / 1e9, 2);
+  const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  link.sources["latency_s"] = what + ": the smallest size (" + bytes_text(smallest->bytes) + ", " + fixed(smallest->time_s * 1e6, 2) +
+                              " us) over its " + fixed(latency_steps(log.test, n), 0) + " ring steps";
+  link.sources["efficiency"] = what + ": bus bandwidth with the fitted latency taken off, over the line rate of " + fixed(line_rate / 1e9, 2) +
+                               " GB/s, at the bandwidth-bound sizes: " + curve.str() + " GB/s";
+  return link;
+}
+
+}  // namespace parasim::calibrate

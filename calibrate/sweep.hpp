@@ -1,0 +1,33 @@
+#pragma once
+/// Measured sweeps and the efficiency curves fitted to them. A microbenchmark times one operation
+/// at several sizes; the rates it achieves, over a peak, become an EfficiencyCurve of the profile
+/// (sim/profile.hpp), so the cost model predicts at each measured size the time that was measured.
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "sim/profile.hpp"
+
+namespace parasim::calibrate {
+
+/// One size of a sweep: the size in the unit of the curve it feeds (FLOPs of a GEMM, bytes a
+/// memory-bound kernel moves, bytes of a collective) and the rate achieved at it, per second.
+struct Sample {
+  double size = 0;
+  double rate_per_s = 0;
+  bool operator==(const Sample&) const = default;
+};
+
+/// The curve through (size, rate / peak) for every sample, sorted by size; where a size repeats,
+/// its fastest sample. Preconditions (checked, InternalError): at least one sample, sizes and rates
+/// positive, no rate above `peak_per_s`.
+[[nodiscard]] sim::EfficiencyCurve efficiency_curve(std::span<const Sample> samples, double peak_per_s);
+
+/// The fastest rate among the samples. Precondition: at least one sample.
+[[nodiscard]] double best_rate(std::span<const Sample> samples);
+
+/// The shortest wall time of `run`, in seconds, over at least `min_repeats` runs and until the runs
+/// together took at least `min_total_s` (so short operations are timed many times).
+[[nodiscard]] double best_seconds(const std::function<void()>& run, int min_repeats, double min_total_s);
+
+}  // namespace parasim::calibrate

@@ -1,0 +1,193 @@
+// `parasim calibrate`: measure this machine (or read nccl-tests results) and write a profile — the
+// base profile (the datasheet one unless --base names another) with the measured figures in place of
+// its own, each with a source naming the measurement. `parasim SCENARIO.json --profile P.json` then
+// simulates with it, and every report says which profile produced each figure.
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/cpu.hpp"
+#include "calibrate/gpu.hpp"
+#include "calibrate/nccl_tests.hpp"
+#include "cli/commands.hpp"
+#include "cli/output_files.hpp"
+#include "common/did_you_mean.hpp"
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "sim/profile_json.hpp"
+
+namespace parasim::cli {
+namespace {
+
+constexpr int kExitCannotRun = 3;
+
+struct CalibrateArgs {
+  std::string backend;
+  std::string nccl_tests;
+  std::string collective;
+  std::string out;
+  std::string base;
+  std::string name = "calibrated";
+  std::string device;
+  std::string link;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::vector<std::string> keys_of(const auto& map) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : map) out.push_back(k);
+  return out;
+}
+
+const sim::DeviceProfile& device_of(const sim::Profile& p, const std::string& name, const std::string& option) {
+  const auto it = p.devices.find(name);
+  if (it == p.devices.end())
+    throw InputError("<command line>", 0, 0, "", option + ": found \"" + name + "\", expected a device of profile \"" + p.name + "\"" + did_you_mean(name, keys_of(p.devices)) +
+                                                     ": " + quoted_list(keys_of(p.devices)));
+  return it->second;
+}
+const sim::LinkProfile& link_of(const sim::Profile& p, const std::string& name) {
+  const auto it = p.links.find(name);
+  if (it == p.links.end())
+    throw InputError("<command line>", 0, 0, "", "--link: found \"" + name + "\", expected a link class of profile \"" + p.name + "\"" + did_you_mean(name, keys_of(p.links)) +
+                                                     ": " + quoted_list(keys_of(p.links)));
+  return it->second;
+}
+
+void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve& c, const std::function<std::string(double)>& size) {
+  out << "  " << what << ":";
+  for (const auto& [s, e] : c.points) out << "  " << size(s) << " " << fixed(e, 3);
+  out << "\n";
+}
+
+std::string bytes_text(double b) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && b >= 1024) b /= 1024, ++u;
+  return fixed(b, 0) + " " + units[u];
+}
+
+int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.backend.empty() == a.nccl_tests.empty())
+    throw InputError("<command line>", 0, 0, "", "give one of --backend cpu|cuda|nccl (measure this machine) or --from-nccl-tests LOG (read results)");
+  sim::Profile profile = a.base.empty() ? sim::datasheet_profile() : sim::profile_from_json(JsonDocument::read_file(a.base));
+  const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + a.base + ")";
+  profile.name = a.name;
+  auto cannot_run = [&](const std::string& reason) {
+    err << "parasim: calibrate cannot run: " << reason << "\n";
+    return kExitCannotRun;
+  };
+
+  if (!a.nccl_tests.empty()) {
+    if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--from-nccl-tests needs --link NAME: the link class the log measured (nvlink3, ib-hdr, ...)");
+    std::ifstream in(a.nccl_tests, std::ios::binary);
+    if (!in) throw InputError(a.nccl_tests, 0, 0, "", "cannot read the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::optional<calibrate::NcclTest> test;
+    if (!a.collective.empty()) {
+      test = calibrate::nccl_test_from_string(a.collective);
+      if (!test) throw InputError("<command line>", 0, 0, "", "--collective: found \"" + a.collective + "\", expected all_reduce, all_gather, reduce_scatter or sendrecv");
+    }
+    const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text.str(), a.nccl_tests, test);
+    sim::LinkProfile& link = profile.links[a.link] = calibrate::calibrated_link(link_of(profile, a.link), log, a.nccl_tests);
+    profile.origin = "parasim calibrate --from-nccl-tests " + a.nccl_tests + " (link " + a.link + "), over " + base_name;
+    out << "parasim calibrate: " << a.link << " from nccl-tests " << calibrate::to_string(log.test) << "_perf, " << log.ranks << " ranks on " << log.hosts
+        << (log.hosts == 1 ? " host" : " hosts") << (log.device.empty() ? "" : ", " + log.device) << "\n";
+    out << "  latency (alpha per ring step)  " << fixed(link.latency_s * 1e6, 3) << " us\n";
+    out << "  line rate (kept)               " << fixed(link.bandwidth_bytes_per_s / 1e9, 2) << " GB/s per direction\n";
+    print_curve(out, "efficiency by message size", link.efficiency, bytes_text);
+  } else if (a.backend == "cpu") {
+    const std::string device = a.device.empty() ? "host-cpu" : a.device;
+    const sim::DeviceProfile& base = device_of(profile, device, "--device");
+    const calibrate::CpuMeasurement m = calibrate::measure_cpu();
+    const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_cpu(base, m);
+    profile.origin = "parasim calibrate --backend cpu on " + m.cpu + ", " + today_utc() + " UTC, over " + base_name;
+    out << "parasim calibrate: " << device << " measured on " << m.cpu << " (" << m.threads << " threads, " << m.blas << ")\n";
+    out << "  fp32 peak (fastest sgemm)      " << fixed(d.peak_flops_per_s.at(models::DType::F32) / 1e9, 2) << " GFLOP/s\n";
+    print_curve(out, "GEMM efficiency by n^3", d.gemm_efficiency, [](double f) { return std::to_string(std::llround(std::cbrt(f / 2))) + "^3"; });
+    out << "  memory bandwidth (best triad)  " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
+    print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
+    out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
+    out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
+  } else if (a.backend == "cuda") {
+    const auto measured = calibrate::measure_cuda();
+    if (const auto* u = std::get_if<calibrate::Unavailable>(&measured)) return cannot_run("--backend cuda: " + u->reason);
+    const auto& m = std::get<calibrate::CudaMeasurement>(measured);
+    std::string device = a.device;
+    if (device.empty()) {
+      const auto guess = calibrate::profile_device_for(m.device_name);
+      if (!guess) throw InputError("<command line>", 0, 0, "", "the GPU \"" + m.device_name + "\" is no device parasim knows: name its profile device with --device");
+      device = *guess;
+    }
+    const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_gpu(device_of(profile, device, "--device"), m, "--backend cuda");
+    profile.origin = "parasim calibrate --backend cuda on " + m.device_name + ", " + today_utc() + " UTC, over " + base_name;
+    out << "parasim calibrate: " << device << " measured on " << m.device_name << "\n";
+    print_curve(out, "fp16 GEMM efficiency by FLOPs", d.gemm_efficiency, [](double f) { return fixed(f / 1e9, 0) + "G"; });
+    print_curve(out, "copy efficiency by bytes moved", d.memory_efficiency, bytes_text);
+    out << "  launch overhead                " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
+  } else if (a.backend == "nccl") {
+    const auto measured = calibrate::measure_nccl();
+    if (const auto* u = std::get_if<calibrate::Unavailable>(&measured)) return cannot_run("--backend nccl: " + u->reason);
+    const auto& log = std::get<calibrate::NcclTestsLog>(measured);
+    std::string link = a.link;
+    if (link.empty()) {
+      const auto guess = calibrate::profile_device_for(log.device);
+      if (!guess || !profile.devices.count(*guess))
+        throw InputError("<command line>", 0, 0, "", "the GPU \"" + log.device + "\" is no device parasim knows: name the link class with --link");
+      link = profile.devices.at(*guess).default_intra_link;
+    }
+    const sim::LinkProfile& l = profile.links[link] = calibrate::calibrated_link(link_of(profile, link), log, "--backend nccl");
+    profile.origin = "parasim calibrate --backend nccl on " + std::to_string(log.ranks) + " x " + log.device + ", " + today_utc() + " UTC, over " + base_name;
+    out << "parasim calibrate: " << link << " measured by an NCCL all-reduce over " << log.ranks << " x " << log.device << "\n";
+    out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
+    print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
+  } else {
+    throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\" or \"nccl\"" +
+                                                     did_you_mean(a.backend, {"cpu", "cuda", "nccl"}));
+  }
+
+  // What is written must read back as it is (the profile format's checks: curves, sources, links).
+  const std::string text = sim::to_json(profile).dump(2) + "\n";
+  const sim::Profile again = sim::profile_from_json(JsonDocument::parse(text, a.out));
+  PARASIM_CHECK(again == profile, "a calibrated profile reads back unchanged");
+  write_atomically(a.out, text);
+  out << "wrote " << a.out << " (profile \"" << profile.name << "\": " << base_name << " with the figures above measured)\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine, or read nccl-tests results, and write a calibrated profile");
+  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, memory triad), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs)");
+  cmd->add_option("--from-nccl-tests", args->nccl_tests, "read an nccl-tests log (all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) instead");
+  cmd->add_option("--collective", args->collective, "the log's collective when it does not say: all_reduce, all_gather, reduce_scatter, sendrecv");
+  cmd->add_option("--out", args->out, "the profile file to write")->required();
+  cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");
+  cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
+  cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
+  cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests: required; nccl: the GPU's intra-node link)");
+  cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });
+}
+
+}  // namespace parasim::cli

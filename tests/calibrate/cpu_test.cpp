@@ -1,0 +1,84 @@
+// calibrate/cpu: the CPU measurement and the device profile it calibrates. The profile is checked on
+// a measurement written by hand (so every figure is derived below); the real sweep is run small, and
+// only what does not depend on the machine's speed is asserted of it.
+#include <catch2/catch.hpp>
+
+#include "calibrate/cpu.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/profile_json.hpp"
+
+using namespace parasim;
+using namespace parasim::calibrate;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+/// GEMMs of 64³ (524,288 FLOPs) at 20 GFLOP/s and 1024³ (2,147,483,648 FLOPs) at 80 GFLOP/s; triads
+/// moving 48 MiB at 30 GB/s and 384 MiB at 12 GB/s; 0.5 µs a call; 16 GiB.
+CpuMeasurement by_hand() {
+  CpuMeasurement m;
+  m.cpu = "Test CPU";
+  m.blas = "OpenBLAS test";
+  m.threads = 4;
+  m.gemm = {{2.0 * 64 * 64 * 64, 20e9}, {2.0 * 1024 * 1024 * 1024, 80e9}};
+  m.triad = {{48.0 * (1 << 20), 30e9}, {384.0 * (1 << 20), 12e9}};
+  m.call_overhead_s = 0.5e-6;
+  m.memory_capacity_bytes = 16.0 * (1ull << 30);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relative to the fastest", "[calibrate][cpu]") {
+  const sim::Profile& datasheet = sim::datasheet_profile();
+  const sim::DeviceProfile d = calibrated_cpu(datasheet.device("host-cpu"), by_hand());
+  // Peak 80 GFLOP/s; GEMM efficiency 20/80 = 0.25 at 524,288 FLOPs and 1 at 2^31.
+  REQUIRE(d.peak_flops_per_s.size() == 1);
+  CHECK(d.peak_flops_per_s.at(models::DType::F32) == 80e9);
+  CHECK(d.gemm_efficiency.points == std::vector<std::pair<double, double>>{{524288.0, 0.25}, {2147483648.0, 1.0}});
+  // Bandwidth 30 GB/s; memory efficiency 1 at 48 MiB, 12/30 = 0.4 at 384 MiB.
+  CHECK(d.memory_bandwidth_bytes_per_s == 30e9);
+  CHECK(d.memory_efficiency.points == std::vector<std::pair<double, double>>{{48.0 * (1 << 20), 1.0}, {384.0 * (1 << 20), 0.4}});
+  CHECK(d.kernel_launch_overhead_s == 0.5e-6);
+  // Capacity measured; a tenth of it reserved: 16 GiB − 1.6 GiB usable.
+  CHECK(d.memory_capacity_bytes == 16.0 * (1ull << 30));
+  CHECK_THAT(d.usable_memory_bytes(), WithinRel(0.9 * 16.0 * (1ull << 30), 1e-12));
+  // The links and their names stay the datasheet's.
+  CHECK(d.default_intra_link == datasheet.device("host-cpu").default_intra_link);
+  CHECK(d.sources.at("gemm_efficiency").find("Test CPU") != std::string::npos);
+  CHECK(d.sources.at("gemm_efficiency").find("64^3 -> 20.00, 1024^3 -> 80.00 GFLOP/s") != std::string::npos);
+  // The cost model gives back the measured times: 2·1024³ FLOPs at 80 GFLOP/s is 26.84 ms, and 2·64³
+  // at 20 GFLOP/s 26.21 µs, each plus one 0.5 µs call.
+  CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 2.0 * 1024 * 1024 * 1024, 0, 2.0 * 1024 * 1024 * 1024, 1),
+             WithinRel(2.0 * 1024 * 1024 * 1024 / 80e9 + 0.5e-6, 1e-12));
+  CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 2.0 * 64 * 64 * 64, 0, 2.0 * 64 * 64 * 64, 1),
+             WithinRel(2.0 * 64 * 64 * 64 / 20e9 + 0.5e-6, 1e-12));
+  // A profile carrying it reads back unchanged (every figure has a source, every curve is valid).
+  sim::Profile p = datasheet;
+  p.devices["host-cpu"] = d;
+  CHECK(sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), "p.json")) == p);
+}
+
+TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", "[calibrate][cpu]") {
+  CpuOptions o;
+  o.gemm_sizes = {16, 32};
+  o.triad_bytes = {3.0 * (1 << 20)};
+  o.threads = 2;
+  o.min_seconds_per_size = 0.001;
+  const CpuMeasurement m = measure_cpu(o);
+  REQUIRE(m.gemm.size() == 2);
+  // 2n³ FLOPs: 8,192 and 65,536.
+  CHECK(m.gemm[0].size == 8192);
+  CHECK(m.gemm[1].size == 65536);
+  REQUIRE(m.triad.size() == 1);
+  // 3 MiB / 24 bytes per element = 131,072 elements, 3 arrays of doubles: 3 MiB moved.
+  CHECK(m.triad[0].size == 3.0 * (1 << 20));
+  for (const Sample& s : m.gemm) CHECK(s.rate_per_s > 0);
+  CHECK(m.triad[0].rate_per_s > 0);
+  CHECK(m.threads == 2);
+  CHECK(m.memory_capacity_bytes > 0);
+  CHECK(m.blas.rfind("OpenBLAS", 0) == 0);
+  const sim::DeviceProfile d = calibrated_cpu(sim::datasheet_profile().device("host-cpu"), m);
+  // The fastest of the two GEMMs is the peak: one point of the curve is exactly 1.
+  CHECK((d.gemm_efficiency.points[0].second == 1.0 || d.gemm_efficiency.points[1].second == 1.0));
+}

@@ -1,0 +1,91 @@
+// calibrate/gpu: the GPU device profile from a measurement written by hand (every figure derived
+// below), the device names, and the measurements themselves, which skip with a message where this
+// build has no CUDA support or the machine no GPU.
+#include <catch2/catch.hpp>
+
+#include "calibrate/gpu.hpp"
+#include "common/error.hpp"
+#include "sim/profile_json.hpp"
+
+using namespace parasim;
+using namespace parasim::calibrate;
+using Catch::Matchers::WithinRel;
+
+TEST_CASE("calibrate gpu: CUDA device names map to profile devices", "[calibrate][gpu]") {
+  CHECK(profile_device_for("NVIDIA A100-SXM4-80GB") == "a100-80gb");
+  CHECK(profile_device_for("NVIDIA A100-SXM4-40GB") == "a100-40gb");
+  CHECK(profile_device_for("NVIDIA H100 80GB HBM3") == "h100-sxm");
+  CHECK(profile_device_for("NVIDIA H200") == "h200");
+  CHECK(profile_device_for("Tesla V100-SXM2-32GB") == "v100");
+  CHECK(profile_device_for("NVIDIA GeForce RTX 4090") == std::nullopt);
+}
+
+TEST_CASE("calibrate gpu: efficiencies against the datasheet peak and bandwidth", "[calibrate][gpu]") {
+  const sim::Profile& datasheet = sim::datasheet_profile();
+  const sim::DeviceProfile& a100 = datasheet.device("a100-80gb");  // 312 TFLOP/s fp16, 2.039 TB/s
+  CudaMeasurement m;
+  m.device_name = "NVIDIA A100-SXM4-80GB";
+  m.gemm = {{2.0 * 1024 * 1024 * 1024, 156e12}, {2.0 * 8192.0 * 8192 * 8192, 249.6e12}};
+  m.copy = {{2.0 * (1 << 30), 1.6312e12}};
+  m.launch_overhead_s = 4e-6;
+  m.memory_capacity_bytes = 85e9;
+  const sim::DeviceProfile d = calibrated_gpu(a100, m, "test");
+  // 156/312 = 0.5 and 249.6/312 = 0.8; 1.6312/2.039 = 0.8. Peaks and bandwidth stay the datasheet's.
+  REQUIRE(d.gemm_efficiency.points.size() == 2);
+  CHECK_THAT(d.gemm_efficiency.points[0].second, WithinRel(0.5, 1e-12));
+  CHECK_THAT(d.gemm_efficiency.points[1].second, WithinRel(0.8, 1e-12));
+  CHECK_THAT(d.memory_efficiency.points[0].second, WithinRel(0.8, 1e-12));
+  CHECK(d.peak_flops_per_s == a100.peak_flops_per_s);
+  CHECK(d.memory_bandwidth_bytes_per_s == a100.memory_bandwidth_bytes_per_s);
+  CHECK(d.kernel_launch_overhead_s == 4e-6);
+  CHECK(d.memory_capacity_bytes == 85e9);
+  sim::Profile p = datasheet;
+  p.devices["a100-80gb"] = d;
+  CHECK(sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), "p.json")) == p);
+
+  SECTION("a rate above the datasheet names another device") {
+    m.gemm.push_back({2.0 * 16384.0 * 16384 * 16384, 600e12});
+    try {
+      (void)calibrated_gpu(a100, m, "--backend cuda");
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) == "--backend cuda: measured 600.000 T/s of fp16 GEMM FLOPs, above a100-80gb's datasheet 312.000: the GPU "
+                                     "(NVIDIA A100-SXM4-80GB) is not a a100-80gb; name its profile device with --device");
+    }
+  }
+}
+
+TEST_CASE("calibrate gpu: the CUDA and NCCL measurements run where there is a GPU, and say why not elsewhere", "[calibrate][gpu]") {
+  CudaOptions small;
+  small.gemm_sizes = {256, 1024};
+  small.copy_bytes = {1 << 20};
+  small.min_seconds_per_size = 0.001;
+  const auto cuda = measure_cuda(small);
+  if (const auto* u = std::get_if<Unavailable>(&cuda)) {
+    WARN("skipped: " << u->reason);
+    CHECK_FALSE(u->reason.empty());
+  } else {
+    const auto& m = std::get<CudaMeasurement>(cuda);
+    CHECK_FALSE(m.device_name.empty());
+    REQUIRE(m.gemm.size() == 2);
+    CHECK(m.gemm[0].size == 2.0 * 256 * 256 * 256);
+    for (const Sample& s : m.gemm) CHECK(s.rate_per_s > 0);
+    REQUIRE(m.copy.size() == 1);
+    CHECK(m.copy[0].size == 2.0 * (1 << 20));
+    CHECK(m.memory_capacity_bytes > 0);
+  }
+  NcclOptions nccl;
+  nccl.bytes = {1 << 10, 1 << 24};
+  nccl.iterations = 5;
+  const auto all_reduce = measure_nccl(nccl);
+  if (const auto* u = std::get_if<Unavailable>(&all_reduce)) {
+    WARN("skipped: " << u->reason);
+    CHECK_FALSE(u->reason.empty());
+  } else {
+    const auto& log = std::get<NcclTestsLog>(all_reduce);
+    CHECK(log.ranks >= 2);
+    REQUIRE(log.rows.size() == 2);
+    CHECK(log.rows[1].bytes == double(1 << 24));
+    CHECK(log.rows[1].time_s > 0);
+  }
+}

@@ -1,0 +1,141 @@
+// calibrate/nccl_tests: reading nccl-tests output and fitting a link's latency and efficiency curve.
+// The log tests/data/calibrate/all_reduce_8gpu.log has hand-chosen times (its README derives them):
+// 8 ranks, so 14 latency steps and a bus factor of 1.75; α = 28 µs / 14 = 2 µs.
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "calibrate/nccl_tests.hpp"
+#include "common/error.hpp"
+#include "sim/cluster.hpp"
+#include "sim/collectives.hpp"
+#include "sim/profile_json.hpp"
+
+using namespace parasim;
+using namespace parasim::calibrate;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+const std::string kLog = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8gpu.log";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The message parse_nccl_tests throws for `text` (empty when it throws nothing).
+std::string parse_error(const std::string& text, std::optional<NcclTest> test = std::nullopt) {
+  try {
+    (void)parse_nccl_tests(text, "log.txt", test);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+const std::string kHeader =
+    "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] GPU\n"
+    "#  Rank  1 Group  0 Pid 1 on h device  1 [0x0b] GPU\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+
+}  // namespace
+
+TEST_CASE("nccl-tests: the rows, ranks, hosts and device of an all_reduce_perf log", "[calibrate][nccl]") {
+  const NcclTestsLog log = parse_nccl_tests(read(kLog), kLog);
+  CHECK(log.test == NcclTest::AllReduce);
+  CHECK(log.ranks == 8);
+  CHECK(log.hosts == 1);
+  CHECK(log.device == "NVIDIA A100-SXM4-80GB");
+  REQUIRE(log.rows.size() == 4);
+  // The out-of-place columns: 98.00 µs and 142.86 GB/s for 8,000,000 B on line 20 of the file.
+  CHECK(log.rows[2].bytes == 8e6);
+  CHECK_THAT(log.rows[2].time_s, WithinRel(98e-6, 1e-12));
+  CHECK_THAT(log.rows[2].bus_bytes_per_s, WithinRel(142.86e9, 1e-12));
+  CHECK(log.rows[2].line == 20);
+}
+
+TEST_CASE("nccl-tests: α from the smallest size, bus bandwidth less the latency at the bandwidth-bound sizes", "[calibrate][nccl]") {
+  const NcclFit fit = fit_nccl_tests(parse_nccl_tests(read(kLog), kLog), kLog);
+  // α = 28 µs / 2(8 − 1) = 2 µs.
+  CHECK_THAT(fit.latency_s, WithinRel(2e-6, 1e-12));
+  // 65,536 B: 30 − 28 = 2 µs of bandwidth time, under half of 30 µs: latency-bound, left out.
+  // 8e6 B: 1.75 · 8e6 / 70 µs = 200 GB/s; 8e8 B: 1.75 · 8e8 / 5000 µs = 280 GB/s.
+  REQUIRE(fit.bus.size() == 2);
+  CHECK(fit.bus[0].size == 8e6);
+  CHECK_THAT(fit.bus[0].rate_per_s, WithinRel(200e9, 1e-9));
+  CHECK(fit.bus[1].size == 8e8);
+  CHECK_THAT(fit.bus[1].rate_per_s, WithinRel(280e9, 1e-9));
+}
+
+TEST_CASE("nccl-tests: the calibrated link gives back the measured all-reduce times", "[calibrate][nccl]") {
+  sim::Profile profile = sim::datasheet_profile();
+  const sim::LinkProfile link = calibrated_link(profile.link("nvlink3"), parse_nccl_tests(read(kLog), kLog), kLog);
+  // Line rate kept (300 GB/s per direction); efficiency 200/300 at 8e6 B and 280/300 at 8e8 B.
+  CHECK(link.bandwidth_bytes_per_s == 300e9);
+  CHECK_THAT(link.latency_s, WithinRel(2e-6, 1e-12));
+  REQUIRE(link.efficiency.points.size() == 2);
+  CHECK_THAT(link.efficiency.points[0].second, WithinRel(2.0 / 3.0, 1e-9));
+  CHECK_THAT(link.efficiency.points[1].second, WithinRel(14.0 / 15.0, 1e-9));
+  CHECK(link.sources.at("latency_s").find("all_reduce_8gpu.log") != std::string::npos);
+  CHECK(link.sources.at("efficiency").find("200.00, 7") != std::string::npos);  // "… -> 200.00, 762.9 MiB -> 280.00 GB/s"
+  // On one DGX A100 with the calibrated NVLink, parasim's ring all-reduce over the 8 GPUs,
+  // 2(p−1)·α + 2(p−1)/p · S / (B · e(S)), is the measured time: 28 + 5000 µs and 28 + 70 µs.
+  profile.links["nvlink3"] = link;
+  sim::ClusterSpec cs = *sim::cluster_preset("dgx-a100");
+  cs.nodes = 1;
+  const sim::Cluster cluster = sim::build_cluster(cs, profile);
+  const std::vector<std::int64_t> all{0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK_THAT(sim::collective_time(cluster, sim::CollectiveKind::AllReduce, all, 8e8, sim::CollectiveAlgorithm::Ring).time.seconds(),
+             WithinRel(5028e-6, 1e-9));
+  CHECK_THAT(sim::collective_time(cluster, sim::CollectiveKind::AllReduce, all, 8e6, sim::CollectiveAlgorithm::Ring).time.seconds(),
+             WithinRel(98e-6, 1e-9));
+  // And the profile with it reads back unchanged.
+  CHECK(sim::profile_from_json(JsonDocument::parse(sim::to_json(profile).dump(), "p.json")) == profile);
+}
+
+TEST_CASE("nccl-tests: a log of several GPUs per node cannot calibrate one NIC", "[calibrate][nccl]") {
+  // ib-hdr is 25 GB/s per direction; the 8-GPU log's 200 GB/s of bus bandwidth is NVLink's.
+  const sim::Profile& profile = sim::datasheet_profile();
+  try {
+    (void)calibrated_link(profile.link("ib-hdr"), parse_nccl_tests(read(kLog), kLog), kLog);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == kLog + ":20:1: found a bus bandwidth of 200.00 GB/s at 7.6 MiB (latency taken off), above ib-hdr's line rate of "
+                                          "25.00 GB/s per direction: the log measured more than one ib-hdr link per device (several GPUs per node "
+                                          "in a multi-node test share NVLink and the NICs); calibrate an inter-node link from a test with one GPU per node");
+  }
+}
+
+TEST_CASE("nccl-tests: bad logs name the file, line and column", "[calibrate][nccl]") {
+  SECTION("a malformed time") {
+    CHECK(parse_error(kHeader + "  8  2  float  sum  -1  abc  0.00  0.00  0\n", NcclTest::AllReduce) ==
+          "log.txt:4:25: found \"abc\" in the time (us) column, expected a positive number");
+  }
+  SECTION("a row too short") {
+    CHECK(parse_error(kHeader + "  8  2  float\n", NcclTest::AllReduce) == "log.txt:4:9: found 3 fields, expected at least 8 (size ... time algbw busbw)");
+  }
+  SECTION("a row before the header") {
+    CHECK(parse_error("# Collective test starting: all_reduce_perf\n 8 2 float sum -1 28.0 0 0 0\n") ==
+          "log.txt:2:2: found a result row before the table header, expected a header line \"#  size  count  type ... time  algbw  busbw ...\"");
+  }
+  SECTION("no collective named") {
+    CHECK(parse_error(kHeader + "  8  2  float  sum  -1  28.0  0.00  0.00  0\n") ==
+          "log.txt:1:1: found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective)");
+  }
+  SECTION("a collective the fit does not model") {
+    CHECK(parse_error("# Collective test starting: alltoall_perf\n") ==
+          "log.txt:1:29: found the collective \"alltoall_perf\", expected all_reduce_perf, all_gather_perf, reduce_scatter_perf or sendrecv_perf (the "
+          "collectives parasim's link calibration fits)");
+  }
+  SECTION("one rank") {
+    CHECK(parse_error("#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] GPU\n#  size count type redop root time algbw busbw\n 8 2 float sum -1 28.0 0 0\n",
+                      NcclTest::AllReduce) == "log.txt:1:1: found 1 \"#  Rank\" lines, expected at least two ranks (a collective between devices)");
+  }
+  SECTION("a log of another collective than asked for") {
+    CHECK(parse_error(read(kLog), NcclTest::AllGather) == "log.txt:1:1: the log is of all_reduce, but all_gather was asked for");
+  }
+}

@@ -1,0 +1,119 @@
+// `parasim calibrate`, run as a user runs it: the real binary, its exit code, stdout and stderr, the
+// profile it writes, and a scenario simulated with that profile.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_parasim.hpp"
+
+namespace {
+
+using parasim::testing::fresh_dir;
+using parasim::testing::q;
+using parasim::testing::Run;
+using parasim::testing::run_parasim;
+using parasim::testing::slurp;
+namespace fs = std::filesystem;
+
+const std::string kLog = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8gpu.log";
+const std::string kResnet = PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-dp-32-a100.json";
+
+}  // namespace
+
+TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario then runs with", "[cli][calibrate]") {
+  const fs::path dir = fresh_dir("calibrate-nccl");
+  const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link nvlink3 --out " + q(dir / "p.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // α = 28 µs / 14 steps; efficiency 200/300 and 280/300 (tests/data/calibrate/README.md).
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: nvlink3 from nccl-tests all_reduce_perf, 8 ranks on 1 host, NVIDIA A100-SXM4-80GB\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  latency (alpha per ring step)  2.000 us\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  efficiency by message size:  8 MiB 0.667  763 MiB 0.933\n"));
+  const auto profile = nlohmann::json::parse(slurp(dir / "p.json"));
+  CHECK(profile.at("name") == "calibrated");
+  CHECK(profile.at("links").at("nvlink3").at("latency_s") == 2e-6);
+
+  const Run run = run_parasim(q(kResnet) + " --profile " + q(dir / "p.json") + " --out " + q(dir / "run") + " --quiet");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto result = nlohmann::json::parse(slurp(dir / "run" / "result.json"));
+  CHECK(result.at(0).at("profile").at("name") == "calibrated");
+  CHECK_THAT(result.at(0).at("profile").at("origin").get<std::string>(),
+             Catch::Matchers::StartsWith("parasim calibrate --from-nccl-tests " + kLog + " (link nvlink3), over the datasheet profile"));
+  CHECK_THAT(run.out, Catch::Matchers::Contains("calibrated"));
+}
+
+TEST_CASE("parasim calibrate --backend cpu measures this machine's host-cpu", "[cli][calibrate]") {
+  const fs::path dir = fresh_dir("calibrate-cpu");
+  const Run r = run_parasim("calibrate --backend cpu --name this-host --out " + q(dir / "cpu.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: host-cpu measured on "));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  fp32 peak (fastest sgemm)      "));
+  const auto profile = nlohmann::json::parse(slurp(dir / "cpu.json"));
+  CHECK(profile.at("name") == "this-host");
+  const auto& cpu = profile.at("devices").at("host-cpu");
+  CHECK_THAT(cpu.at("sources").at("gemm_efficiency").get<std::string>(), Catch::Matchers::StartsWith("measured by `parasim calibrate --backend cpu` on "));
+  // The fastest GEMM is the peak: the curve reaches 1 exactly.
+  bool reaches_one = false;
+  for (const auto& point : cpu.at("gemm_efficiency")) reaches_one = reaches_one || point.at(1) == 1.0;
+  CHECK(reaches_one);
+  // Every other device is still the datasheet's.
+  CHECK(profile.at("devices").at("a100-80gb").at("sources").at("gemm_efficiency").get<std::string>().find("Azure") != std::string::npos);
+}
+
+TEST_CASE("parasim calibrate --backend cuda and nccl measure a GPU, or exit 3 saying why", "[cli][calibrate]") {
+  const fs::path dir = fresh_dir("calibrate-gpu");
+  for (const std::string backend : {"cuda", "nccl"}) {
+    INFO(backend);
+    const Run r = run_parasim("calibrate --backend " + backend + " --out " + q(dir / (backend + ".json")));
+    if (r.exit_code == 0) {
+      CHECK(fs::exists(dir / (backend + ".json")));
+      continue;
+    }
+    WARN("skipped: " << r.err);
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: calibrate cannot run: --backend " + backend + ": "));
+    CHECK_FALSE(fs::exists(dir / (backend + ".json")));
+  }
+}
+
+TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes nothing", "[cli][calibrate]") {
+  const fs::path dir = fresh_dir("calibrate-bad");
+  const std::string out = " --out " + q(dir / "p.json");
+  SECTION("neither a backend nor a log") {
+    const Run r = run_parasim("calibrate" + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl (measure this machine) or --from-nccl-tests LOG (read results)\n");
+  }
+  SECTION("an unknown backend") {
+    const Run r = run_parasim("calibrate --backend cpus" + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: --backend: found \"cpus\", expected \"cpu\", \"cuda\" or \"nccl\" (did you mean \"cpu\"?)\n");
+  }
+  SECTION("a log without --link") {
+    const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: --from-nccl-tests needs --link NAME: the link class the log measured (nvlink3, ib-hdr, ...)\n");
+  }
+  SECTION("a link the profile does not have") {
+    const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link nvlnk3" + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: <command line>: --link: found \"nvlnk3\", expected a link class of profile \"calibrated\" "
+                                                  "(did you mean \"nvlink3\"?): "));
+  }
+  SECTION("a log whose bus bandwidth is above the link's line rate") {
+    const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link ib-hdr" + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":20:1: found a bus bandwidth of 200.00 GB/s"));
+  }
+  SECTION("a log that cannot be read") {
+    const Run r = run_parasim("calibrate --from-nccl-tests " + q(dir / "missing.log") + " --link nvlink3" + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: " + (dir / "missing.log").string() + ": cannot read the file\n");
+  }
+  CHECK_FALSE(fs::exists(dir / "p.json"));
+}
