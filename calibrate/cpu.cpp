@@ -10,6 +10,7 @@
 #include <functional>
 #include <thread>
 
+#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
@@ -43,7 +44,7 @@ std::string listing(const std::vector<Sample>& samples, double unit, const char*
 
 CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
-  m.cpu = cpu_model();
+  m.cpu = source_text(cpu_model());
   m.blas = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   m.memory_capacity_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));

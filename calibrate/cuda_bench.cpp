@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "calibrate/gpu.hpp"
+#include "calibrate/source_text.hpp"
 
 namespace parasim::calibrate {
 namespace {
@@ -76,7 +77,7 @@ std::variant<CudaMeasurement, Unavailable> measure_cuda(const CudaOptions& o) {
   CudaMeasurement m;
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, o.device) != cudaSuccess) return failed("cudaGetDeviceProperties");
-  m.device_name = prop.name;
+  m.device_name = source_text(prop.name);
   std::size_t free_bytes = 0, total_bytes = 0;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return failed("cudaMemGetInfo");
   m.memory_capacity_bytes = static_cast<double>(total_bytes);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "calibrate/gpu.hpp"
+#include "calibrate/source_text.hpp"
 
 namespace parasim::calibrate {
 
@@ -65,7 +66,7 @@ std::variant<NcclTestsLog, Unavailable> measure_nccl(const NcclOptions& o) {
   log.ranks = count;
   log.hosts = 1;
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) log.device = prop.name;
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) log.device = source_text(prop.name);
   const double n = static_cast<double>(count);
   for (const double bytes : sizes) {
     const auto elements = static_cast<std::size_t>(bytes / sizeof(float));

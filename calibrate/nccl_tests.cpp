@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
@@ -129,7 +130,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
             std::string_view name = line.substr(bracket + 1);
             while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
             while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.remove_suffix(1);
-            log.device = std::string(name);
+            log.device = source_text(name);
           }
         }
       } else if (!words.empty() && words[0].text == "size") {
@@ -161,6 +162,9 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
       return *v;
     };
     row.bytes = field(*col_size, "size", true);
+    if (row.bytes != std::floor(row.bytes) || row.bytes > 9007199254740992.0)  // 2^53: whole bytes, exactly representable
+      throw InputError(file, line_no, tok[*col_size].column, "",
+                       "found \"" + std::string(tok[*col_size].text) + "\" in the size column, expected a whole number of bytes");
     row.time_s = field(*col_time, "time (us)", true) * 1e-6;
     row.bus_bytes_per_s = field(*col_busbw, "busbw (GB/s)", false) * 1e9;
     log.rows.push_back(row);
@@ -214,7 +218,7 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
     within.push_back({s.size, std::min(s.rate_per_s, line_rate)});
   }
   sim::LinkProfile link = base;
-  const std::string name = std::filesystem::path(file).filename().string();
+  const std::string name = source_text(std::filesystem::path(file).filename().string());
   const std::string what = "nccl-tests " + std::string(to_string(log.test)) + "_perf, " + std::to_string(log.ranks) + " ranks on " +
                            std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts") + (log.device.empty() ? "" : " (" + log.device + ")") +
                            ", " + name;

@@ -38,7 +38,7 @@ struct NcclTestsLog {
   NcclTest test = NcclTest::AllReduce;
   std::int64_t ranks = 0;   ///< "#  Rank ..." lines
   std::int64_t hosts = 0;   ///< distinct host names among them
-  std::string device;       ///< the first rank's device name
+  std::string device;       ///< the first rank's device name (printable ASCII: calibrate/source_text.hpp)
   std::vector<NcclTestsRow> rows;
 };
 

@@ -13,6 +13,7 @@
 #include "calibrate/cpu.hpp"
 #include "calibrate/gpu.hpp"
 #include "calibrate/nccl_tests.hpp"
+#include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
@@ -89,7 +90,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   if (a.backend.empty() == a.nccl_tests.empty())
     throw InputError("<command line>", 0, 0, "", "give one of --backend cpu|cuda|nccl (measure this machine) or --from-nccl-tests LOG (read results)");
   sim::Profile profile = a.base.empty() ? sim::datasheet_profile() : sim::profile_from_json(JsonDocument::read_file(a.base));
-  const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + a.base + ")";
+  const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + calibrate::source_text(a.base) + ")";
   profile.name = a.name;
   auto cannot_run = [&](const std::string& reason) {
     err << "parasim: calibrate cannot run: " << reason << "\n";
@@ -109,7 +110,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     }
     const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text.str(), a.nccl_tests, test);
     sim::LinkProfile& link = profile.links[a.link] = calibrate::calibrated_link(link_of(profile, a.link), log, a.nccl_tests);
-    profile.origin = "parasim calibrate --from-nccl-tests " + a.nccl_tests + " (link " + a.link + "), over " + base_name;
+    profile.origin = "parasim calibrate --from-nccl-tests " + calibrate::source_text(a.nccl_tests) + " (link " + a.link + "), over " + base_name;
     out << "parasim calibrate: " << a.link << " from nccl-tests " << calibrate::to_string(log.test) << "_perf, " << log.ranks << " ranks on " << log.hosts
         << (log.hosts == 1 ? " host" : " hosts") << (log.device.empty() ? "" : ", " + log.device) << "\n";
     out << "  latency (alpha per ring step)  " << fixed(link.latency_s * 1e6, 3) << " us\n";

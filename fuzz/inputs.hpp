@@ -2,7 +2,7 @@
 /// What each fuzz target does with one input, shared by the libFuzzer targets (fuzz/*_fuzzer.cpp) and
 /// by the regression test (tests/fuzz/regressions_test.cpp), which replays every committed input in
 /// an ordinary build. One function per input format parasim reads: a scenario, a graph JSON, a
-/// Hugging Face config.json, a profile JSON, a result.json and a search.json.
+/// Hugging Face config.json, a profile JSON, a result.json, a search.json and an nccl-tests log.
 ///
 /// The contract each function checks is the project's: any bytes either load or fail with an
 /// InputError (a scenario whose plan cannot run may fail with a PlanError once simulated); anything
@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/nccl_tests.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "models/graph.hpp"
@@ -118,6 +119,20 @@ inline void search_json(std::string_view text) {
     const JsonDocument doc = JsonDocument::parse(text, kInputName);
     (void)strategies::search::is_search_json(doc);
     (void)strategies::search::search_from_json(doc);
+  } catch (const InputError&) {
+  }
+}
+
+/// An nccl-tests log (`parasim calibrate --from-nccl-tests`): parse it; what parses has two ranks or
+/// more and rows, and calibrating nvlink3 from it either fails with an InputError or gives a profile
+/// that survives to_json → from_json unchanged.
+inline void nccl_tests(std::string_view text) {
+  try {
+    const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text, kInputName);
+    if (log.ranks < 2 || log.rows.empty()) std::abort();
+    sim::Profile p = sim::datasheet_profile();
+    p.links["nvlink3"] = calibrate::calibrated_link(p.link("nvlink3"), log, kInputName);
+    if (sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), kInputName)) != p) std::abort();
   } catch (const InputError&) {
   }
 }

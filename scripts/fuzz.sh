@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one of parasim's input readers with libFuzzer for a while:
 #
-#   scripts/fuzz.sh TARGET SECONDS        TARGET: scenario | graph_json | hf_config | profile | result_json | search_json
+#   scripts/fuzz.sh TARGET SECONDS        TARGET: scenario | graph_json | hf_config | profile | result_json | search_json | nccl_tests
 #
 # Builds the targets (clang, ASan + UBSan, coverage) in build-fuzz/ (or $PARASIM_FUZZ_BUILD), seeds the
 # run with the committed corpus fuzz/corpus/TARGET and the files parasim ships (scenarios/examples,
@@ -14,14 +14,14 @@
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-  echo "usage: $0 TARGET SECONDS   (TARGET: scenario, graph_json, hf_config, profile, result_json, search_json)" >&2
+  echo "usage: $0 TARGET SECONDS   (TARGET: scenario, graph_json, hf_config, profile, result_json, search_json, nccl_tests)" >&2
   exit 2
 fi
 target=$1
 seconds=$2
 case "$target" in
-  scenario | graph_json | hf_config | profile | result_json | search_json) ;;
-  *) echo "$0: unknown target '$target' (expected scenario, graph_json, hf_config, profile, result_json or search_json)" >&2; exit 2 ;;
+  scenario | graph_json | hf_config | profile | result_json | search_json | nccl_tests) ;;
+  *) echo "$0: unknown target '$target' (expected scenario, graph_json, hf_config, profile, result_json, search_json or nccl_tests)" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "$0: SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
 
@@ -57,6 +57,7 @@ case "$target" in
   profile) seeds+=("$root/sim/profiles" "$root/tests/data/scenarios/profiles") ;;
   result_json) seeds+=("$root/tests/golden" "$root/tests/data") ;;
   search_json) ;;  # its committed corpus holds the seeds: two search.json files of a small search
+  nccl_tests) seeds+=("$root/tests/data/calibrate") ;;
 esac
 existing=()
 for s in "${seeds[@]}"; do [[ -d "$s" ]] && existing+=("$s"); done
