@@ -27,12 +27,6 @@ std::string cpu_model() {
   return "unknown processor";
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 /// The sizes and rates of a sweep, as a source sentence: "64^3 → 12.3, 128^3 → 45.6 GFLOP/s".
 std::string listing(const std::vector<Sample>& samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text) {
   std::string out;

@@ -4,16 +4,11 @@
 #include <cstdio>
 
 #include "calibrate/gpu.hpp"
+#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

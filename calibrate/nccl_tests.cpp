@@ -59,19 +59,6 @@ double latency_steps(NcclTest t, double n) {
   return 1;
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string bytes_text(double b) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && b >= 1024) b /= 1024, ++u;
-  return fixed(b, b == std::floor(b) ? 0 : 1) + " " + units[u];
-}
-
 }  // namespace
 
 std::string_view to_string(NcclTest t) {

@@ -1,17 +1,35 @@
 #pragma once
-/// Text that goes into a calibrated profile's sources, description and origin from outside parasim
-/// (a device name read from a log, a file name): bytes outside printable ASCII become '?', so the
-/// profile is valid UTF-8 JSON whatever the log or the file system held.
+/// The text of a calibrated profile's sources, description and origin: text from outside parasim
+/// made safe, and the fixed number formats its figures are written in (the same on every machine).
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
 namespace parasim::calibrate {
 
+/// Text from outside parasim (a device name read from a log, a file name): bytes outside printable
+/// ASCII become '?', so the profile is valid UTF-8 JSON whatever the log or the file system held.
 [[nodiscard]] inline std::string source_text(std::string_view text) {
   std::string out(text);
   for (char& c : out)
     if (c < 0x20 || c > 0x7e) c = '?';
   return out;
+}
+
+/// `v` with `digits` decimals: fixed(3.14159, 2) is "3.14".
+[[nodiscard]] inline std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+/// Bytes in binary units, one decimal unless whole: "8 B", "7.6 MiB", "1 GiB".
+[[nodiscard]] inline std::string bytes_text(double b) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && b >= 1024) b /= 1024, ++u;
+  return fixed(b, b == std::floor(b) ? 0 : 1) + " " + units[u];
 }
 
 }  // namespace parasim::calibrate

@@ -24,6 +24,9 @@
 namespace parasim::cli {
 namespace {
 
+using calibrate::bytes_text;
+using calibrate::fixed;
+
 constexpr int kExitCannotRun = 3;
 
 struct CalibrateArgs {
@@ -36,12 +39,6 @@ struct CalibrateArgs {
   std::string device;
   std::string link;
 };
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string today_utc() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -77,13 +74,6 @@ void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve
   out << "  " << what << ":";
   for (const auto& [s, e] : c.points) out << "  " << size(s) << " " << fixed(e, 3);
   out << "\n";
-}
-
-std::string bytes_text(double b) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && b >= 1024) b /= 1024, ++u;
-  return fixed(b, 0) + " " + units[u];
 }
 
 int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
