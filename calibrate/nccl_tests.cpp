@@ -187,7 +187,7 @@ NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file) {
   return fit;
 }
 
-sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file) {
+sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file, std::string_view measured_by) {
   const NcclFit fit = fit_nccl_tests(log, file);
   const double line_rate = base.bandwidth_bytes_per_s;
   PARASIM_CHECK(line_rate > 0, "a link with a line rate");
@@ -206,9 +206,10 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
   }
   sim::LinkProfile link = base;
   const std::string name = source_text(std::filesystem::path(file).filename().string());
-  const std::string what = "nccl-tests " + std::string(to_string(log.test)) + "_perf, " + std::to_string(log.ranks) + " ranks on " +
-                           std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts") + (log.device.empty() ? "" : " (" + log.device + ")") +
-                           ", " + name;
+  const std::string ranks = std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts") +
+                            (log.device.empty() ? "" : " (" + log.device + ")");
+  const std::string what = measured_by.empty() ? "nccl-tests " + std::string(to_string(log.test)) + "_perf, " + ranks + ", " + name
+                                               : std::string(measured_by) + ", " + ranks;
   link.description = base.description + "; calibrated from " + what;
   link.latency_s = fit.latency_s;
   link.efficiency = efficiency_curve(within, line_rate);

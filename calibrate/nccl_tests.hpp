@@ -60,9 +60,12 @@ struct NcclFit {
 [[nodiscard]] NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file);
 
 /// `base` (the link class being calibrated) with the fitted latency and efficiency curve in place,
-/// its line rate kept, each with a source naming `file`. Throws InputError (file and line) when a
-/// size's bus bandwidth is above the line rate by more than 2%: the log then measured more than one
-/// such link per device (several GPUs per node in a multi-node test share NVLink and the NICs).
-[[nodiscard]] sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file);
+/// its line rate kept, each with a source naming what measured it: `measured_by` when given (a
+/// measurement of parasim's own, e.g. "MPI_Allreduce by `parasim calibrate --backend mpi`"), else
+/// the nccl-tests binary and `file`. Throws InputError (file and line) when a size's bus bandwidth is
+/// above the line rate by more than 2%: the log then measured more than one such link per device
+/// (several GPUs per node in a multi-node test share NVLink and the NICs).
+[[nodiscard]] sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file,
+                                               std::string_view measured_by = {});
 
 }  // namespace parasim::calibrate

@@ -15,6 +15,7 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
+#include "cli/mpi.hpp"
 #include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
@@ -78,7 +79,7 @@ void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve
 
 int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   if (a.backend.empty() == a.nccl_tests.empty())
-    throw InputError("<command line>", 0, 0, "", "give one of --backend cpu|cuda|nccl (measure this machine) or --from-nccl-tests LOG (read results)");
+    throw InputError("<command line>", 0, 0, "", "give one of --backend cpu|cuda|nccl|mpi (measure this machine) or --from-nccl-tests LOG (read results)");
   sim::Profile profile = a.base.empty() ? sim::datasheet_profile() : sim::profile_from_json(JsonDocument::read_file(a.base));
   const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + calibrate::source_text(a.base) + ")";
   profile.name = a.name;
@@ -146,14 +147,32 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
         throw InputError("<command line>", 0, 0, "", "the GPU \"" + log.device + "\" is no device parasim knows: name the link class with --link");
       link = profile.devices.at(*guess).default_intra_link;
     }
-    const sim::LinkProfile& l = profile.links[link] = calibrate::calibrated_link(link_of(profile, link), log, "--backend nccl");
+    const sim::LinkProfile& l = profile.links[link] = calibrate::calibrated_link(link_of(profile, link), log, "--backend nccl", "ncclAllReduce by `parasim calibrate --backend nccl`");
     profile.origin = "parasim calibrate --backend nccl on " + std::to_string(log.ranks) + " x " + log.device + ", " + today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << link << " measured by an NCCL all-reduce over " << log.ranks << " x " << log.device << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
+  } else if (a.backend == "mpi") {
+    if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--backend mpi needs --link NAME: the link class between the ranks (ib-hdr, ethernet-100, ...)");
+    const sim::LinkProfile& base_link = link_of(profile, a.link);
+    const MpiSession mpi;
+    if (!mpi.active())
+      return cannot_run(launched_by_mpirun() ? "--backend mpi: this build has no MPI (CMake found none)"
+                                             : "--backend mpi: run it under mpirun with two ranks or more (mpirun -np 2 parasim calibrate --backend mpi ...)");
+    if (mpi.size() < 2) return cannot_run("--backend mpi: an all-reduce needs two ranks or more; mpirun started 1");
+    std::vector<double> sizes;
+    for (double b = 8; b <= double(64 << 20); b *= 4) sizes.push_back(b);
+    const calibrate::NcclTestsLog log = mpi.all_reduce_sweep(sizes, 2, 10);
+    if (mpi.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
+    const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");
+    profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
+                     (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + today_utc() + " UTC, over " + base_name;
+    out << "parasim calibrate: " << a.link << " measured by MPI_Allreduce over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
+    out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
+    print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
   } else {
-    throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\" or \"nccl\"" +
-                                                     did_you_mean(a.backend, {"cpu", "cuda", "nccl"}));
+    throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\"" +
+                                                     did_you_mean(a.backend, {"cpu", "cuda", "nccl", "mpi"}));
   }
 
   // What is written must read back as it is (the profile format's checks: curves, sources, links).
@@ -170,14 +189,14 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
 void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine, or read nccl-tests results, and write a calibrated profile");
-  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, memory triad), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs)");
+  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, memory triad), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks)");
   cmd->add_option("--from-nccl-tests", args->nccl_tests, "read an nccl-tests log (all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) instead");
   cmd->add_option("--collective", args->collective, "the log's collective when it does not say: all_reduce, all_gather, reduce_scatter, sendrecv");
   cmd->add_option("--out", args->out, "the profile file to write")->required();
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");
   cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
   cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
-  cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests: required; nccl: the GPU's intra-node link)");
+  cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests and mpi: required; nccl: the GPU's intra-node link)");
   cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });
 }
 

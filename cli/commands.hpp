@@ -25,7 +25,7 @@ void add_report_command(CLI::App& app, Action& action, std::ostream& out);
 /// Registers `parasim search SCENARIO.json [--out DIR] [--top K] [--objective time|throughput|cost|memory]`.
 void add_search_command(CLI::App& app, Action& action, std::ostream& out);
 
-/// Registers `parasim calibrate --backend cpu|cuda|nccl --out P.json` and
+/// Registers `parasim calibrate --backend cpu|cuda|nccl|mpi --out P.json` and
 /// `parasim calibrate --from-nccl-tests LOG --link NAME --out P.json`: a calibrated profile. Where a
 /// measurement cannot run (no GPU, a build without CUDA) it says why on `err` and exits 3.
 void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err);

@@ -1,11 +1,13 @@
 #include "cli/mpi.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <vector>
 
+#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
 
 #ifdef PARASIM_HAVE_MPI
@@ -115,6 +117,47 @@ std::unique_ptr<strategies::search::Executor> MpiSession::executor(unsigned thre
   if (active_ && size_ > 1) return std::make_unique<MpiExecutor>(rank_, size_, threads);
 #endif
   return std::make_unique<strategies::search::ThreadExecutor>(threads);
+}
+
+calibrate::NcclTestsLog MpiSession::all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const {
+  PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "an all-reduce sweep runs under MPI");
+  calibrate::NcclTestsLog log;
+  log.test = calibrate::NcclTest::AllReduce;
+  log.ranks = size_;
+#ifdef PARASIM_HAVE_MPI
+  // Every rank's processor name, fixed-size, to count the hosts.
+  std::vector<char> name(MPI_MAX_PROCESSOR_NAME, '\0'), names(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
+  int length = 0;
+  MPI_Get_processor_name(name.data(), &length);
+  MPI_Allgather(name.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> hosts;
+  for (int r = 0; r < size_; ++r) {
+    std::string h(names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+  }
+  log.hosts = static_cast<std::int64_t>(hosts.size());
+  log.device = calibrate::source_text("MPI ranks on " + hosts.front());
+  double largest = 0;
+  for (double b : bytes) largest = std::max(largest, b);
+  std::vector<float> buffer(static_cast<std::size_t>(largest / sizeof(float)) + 1, 1.0f);
+  const double n = static_cast<double>(size_);
+  for (const double b : bytes) {
+    const auto count = static_cast<int>(b / sizeof(float));
+    if (count == 0) continue;
+    for (int k = 0; k < warmup; ++k) MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < iterations; ++k) MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double mine = (MPI_Wtime() - t0) / iterations, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double size = static_cast<double>(count) * sizeof(float);
+    log.rows.push_back({size, slowest, 2 * (n - 1) / n * size / slowest, 0});
+  }
+#else
+  (void)bytes;
+  (void)warmup;
+#endif
+  return log;
 }
 
 }  // namespace parasim::cli

@@ -6,7 +6,9 @@
 /// MPI (CMake found none) always runs as one process and says so under a launcher.
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "calibrate/nccl_tests.hpp"
 #include "strategies/search/executor.hpp"
 
 namespace parasim::cli {
@@ -36,6 +38,14 @@ class MpiSession {
   /// on any rank every rank throws: the failing rank its own error, the others a PlanError naming it.
   /// Without MPI: a ThreadExecutor.
   [[nodiscard]] std::unique_ptr<strategies::search::Executor> executor(unsigned threads) const;
+
+  /// `parasim calibrate --backend mpi`: an all-reduce sweep over every rank (MPI_Allreduce of floats,
+  /// in place, sum) at each of `bytes`, timed as nccl-tests times it — `warmup` calls, then the mean
+  /// of `iterations`, the slowest rank's — and returned on every rank as an nccl-tests log of
+  /// all_reduce (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition:
+  /// active(). (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI
+  /// symbols in this one place: cli/CMakeLists.txt.)
+  [[nodiscard]] calibrate::NcclTestsLog all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const;
 
  private:
   bool active_ = false;

@@ -2,6 +2,7 @@
 // profile it writes, and a scenario simulated with that profile.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -81,18 +82,46 @@ TEST_CASE("parasim calibrate --backend cuda and nccl measure a GPU, or exit 3 sa
   }
 }
 
+TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to MPI_Allreduce between the ranks", "[cli][calibrate][mpi]") {
+  const fs::path dir = fresh_dir("calibrate-mpi");
+  // Outside mpirun there is no one to all-reduce with.
+  const Run alone = run_parasim("calibrate --backend mpi --link nvlink3 --out " + q(dir / "alone.json"));
+  CHECK(alone.exit_code == 3);
+  CHECK(alone.err == "parasim: calibrate cannot run: --backend mpi: run it under mpirun with two ranks or more (mpirun -np 2 parasim calibrate --backend mpi ...)\n");
+  CHECK_FALSE(fs::exists(dir / "alone.json"));
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  // Two ranks on this machine: shared memory, far below NVLink's line rate, so the fit is accepted
+  // (a link whose line rate the ranks exceeded would be refused, as for nccl-tests logs). The flags are
+  // those of the mpirun search test (tests/cli/search_command_test.cpp).
+  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 '" + std::string(PARASIM_BINARY) +
+                              "' calibrate --backend mpi --link nvlink3 --out " + q(dir / "mpi.json") + " > " + q(dir / "out") + " 2> " + q(dir / "err");
+  const int status = std::system(command.c_str());
+  INFO(slurp(dir / "err"));
+  REQUIRE(status == 0);
+  // Rank 0 alone prints and writes.
+  CHECK_THAT(slurp(dir / "out"), Catch::Matchers::StartsWith("parasim calibrate: nvlink3 measured by MPI_Allreduce over 2 ranks on 1 host\n"));
+  const auto profile = nlohmann::json::parse(slurp(dir / "mpi.json"));
+  CHECK_THAT(profile.at("origin").get<std::string>(), Catch::Matchers::StartsWith("parasim calibrate --backend mpi, 2 ranks on 1 host (link nvlink3), "));
+  const auto& link = profile.at("links").at("nvlink3");
+  CHECK(link.at("latency_s").get<double>() > 0);
+  CHECK_THAT(link.at("sources").at("efficiency").get<std::string>(), Catch::Matchers::StartsWith("MPI_Allreduce by `parasim calibrate --backend mpi`, 2 ranks on 1 host"));
+}
+
 TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes nothing", "[cli][calibrate]") {
   const fs::path dir = fresh_dir("calibrate-bad");
   const std::string out = " --out " + q(dir / "p.json");
   SECTION("neither a backend nor a log") {
     const Run r = run_parasim("calibrate" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl (measure this machine) or --from-nccl-tests LOG (read results)\n");
+    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl|mpi (measure this machine) or --from-nccl-tests LOG (read results)\n");
   }
   SECTION("an unknown backend") {
     const Run r = run_parasim("calibrate --backend cpus" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: <command line>: --backend: found \"cpus\", expected \"cpu\", \"cuda\" or \"nccl\" (did you mean \"cpu\"?)\n");
+    CHECK(r.err == "parasim: error: <command line>: --backend: found \"cpus\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\" (did you mean \"cpu\"?)\n");
   }
   SECTION("a log without --link") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + out);
@@ -109,6 +138,11 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link ib-hdr" + out);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":20:1: found a bus bandwidth of 200.00 GB/s"));
+  }
+  SECTION("mpi without --link") {
+    const Run r = run_parasim("calibrate --backend mpi" + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: --backend mpi needs --link NAME: the link class between the ranks (ib-hdr, ethernet-100, ...)\n");
   }
   SECTION("a log that cannot be read") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(dir / "missing.log") + " --link nvlink3" + out);
