@@ -98,12 +98,11 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   d.memory_reserved_bytes = m.memory_capacity_bytes / 10;
   d.kernel_launch_overhead_s = m.call_overhead_s;
   auto cube = [](double flops) { return std::to_string(static_cast<long long>(std::llround(std::cbrt(flops / 2)))) + "^3"; };
-  auto mib = [](double bytes) { return fixed(bytes / (1 << 20), 0) + " MiB"; };
   d.sources = {
       {"peak_flops_per_s.fp32", where + ": the fastest cblas_sgemm of the sweep, " + fixed(peak / 1e9, 2) + " GFLOP/s"},
       {"gemm_efficiency", where + ": cblas_sgemm of n^3 (2n^3 FLOPs) over the fastest, " + listing(m.gemm, 1e9, "GFLOP/s", cube)},
       {"memory_bandwidth_bytes_per_s", where + ": the fastest triad x = y + 3z over doubles, " + fixed(bandwidth / 1e9, 2) + " GB/s"},
-      {"memory_efficiency", where + ": triad over the fastest, by bytes moved (two arrays read, one written), " + listing(m.triad, 1e9, "GB/s", mib)},
+      {"memory_efficiency", where + ": triad over the fastest, by bytes moved (two arrays read, one written), " + listing(m.triad, 1e9, "GB/s", bytes_text)},
       {"memory_capacity_bytes", where + ": physical memory (sysconf _SC_PHYS_PAGES x _SC_PAGESIZE)"},
       {"memory_reserved_bytes", "assumption: a tenth of the measured capacity for the operating system and the runtime"},
       {"kernel_launch_overhead_s", where + ": the fastest 1x1x1 cblas_sgemm call"},

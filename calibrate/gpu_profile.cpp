@@ -52,7 +52,7 @@ sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeas
   std::string gemm, copy;
   for (const Sample& s : m.gemm)
     gemm += (gemm.empty() ? "" : ", ") + std::to_string(std::llround(std::cbrt(s.size / 2))) + "^3 -> " + fixed(s.rate_per_s / 1e12, 1);
-  for (const Sample& s : m.copy) copy += (copy.empty() ? "" : ", ") + fixed(s.size / (1 << 20), 0) + " MiB -> " + fixed(s.rate_per_s / 1e9, 0);
+  for (const Sample& s : m.copy) copy += (copy.empty() ? "" : ", ") + bytes_text(s.size) + " -> " + fixed(s.rate_per_s / 1e9, 0);
   d.sources["gemm_efficiency"] = where + ": cublasGemmEx fp16 (fp32 accumulation) of n^3 over the datasheet fp16 peak, " + gemm + " TFLOP/s";
   d.sources["memory_efficiency"] = where + ": cudaMemcpy device to device over the datasheet bandwidth, by bytes read + written, " + copy + " GB/s";
   d.sources["kernel_launch_overhead_s"] = where + ": the fastest 1-byte device-to-device cudaMemcpyAsync, launch to completion";

@@ -175,6 +175,7 @@ NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file) {
   const double steps = latency_steps(log.test, n), factor = bus_factor(log.test, n);
   const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   NcclFit fit;
+  fit.smallest = *smallest;
   fit.latency_s = smallest->time_s / steps;
   for (const NcclTestsRow& r : log.rows) {
     const double bandwidth_time = r.time_s - steps * fit.latency_s;
@@ -216,8 +217,7 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
   const double n = static_cast<double>(log.ranks);
   std::ostringstream curve;
   for (const Sample& s : within) curve << (&s == &within.front() ? "" : ", ") << bytes_text(s.size) << " -> " << fixed(s.rate_per_s / 1e9, 2);
-  const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-  link.sources["latency_s"] = what + ": the smallest size (" + bytes_text(smallest->bytes) + ", " + fixed(smallest->time_s * 1e6, 2) +
+  link.sources["latency_s"] = what + ": the smallest size (" + bytes_text(fit.smallest.bytes) + ", " + fixed(fit.smallest.time_s * 1e6, 2) +
                               " us) over its " + fixed(latency_steps(log.test, n), 0) + " ring steps";
   link.sources["efficiency"] = what + ": bus bandwidth with the fitted latency taken off, over the line rate of " + fixed(line_rate / 1e9, 2) +
                                " GB/s, at the bandwidth-bound sizes: " + curve.str() + " GB/s";

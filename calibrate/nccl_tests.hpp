@@ -52,6 +52,7 @@ struct NcclTestsLog {
 /// The fitted latency and bus bandwidths (less the latency), by bytes.
 struct NcclFit {
   double latency_s = 0;
+  NcclTestsRow smallest;    ///< the row α comes from
   std::vector<Sample> bus;  ///< bytes → bus bytes per second
 };
 

@@ -1,6 +1,4 @@
 #include <algorithm>
-#include <exception>
-#include <functional>
 #include <limits>
 #include <set>
 #include <thread>
@@ -10,6 +8,7 @@
 #include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/topology_notes.hpp"
+#include "strategies/search/executor.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -116,34 +115,6 @@ DeviceTimes device_times(const StreamRuns& runs, std::int64_t device, std::int64
 constexpr std::size_t kParallelSummaryTasks = std::size_t{1} << 21;
 constexpr unsigned kSummaryThreads = 2;
 
-/// Runs work(begin, end) over [0, n) cut into `threads` contiguous ranges (boundaries on multiples
-/// of `grain`), the first on the calling thread; rethrows the first exception a range threw.
-void run_split(std::size_t n, std::size_t grain, unsigned threads, const std::function<void(std::size_t, std::size_t)>& work) {
-  threads = std::max(1u, std::min(threads, std::thread::hardware_concurrency()));
-  const std::size_t grains = (n + grain - 1) / grain;
-  if (threads <= 1 || grains < 2) return work(0, n);
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, grains));
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> workers;
-  auto bound = [&](unsigned k) { return std::min(n, grains * k / threads * grain); };
-  for (unsigned k = 1; k < threads; ++k)
-    workers.emplace_back([&, k] {
-      try {
-        work(bound(k), bound(k + 1));
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    });
-  try {
-    work(0, bound(1));
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& w : workers) w.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
 }  // namespace
 
 double TimeBreakdown::compute_s() const {
@@ -239,7 +210,13 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
       }
     }
   };
-  run_split(simulated.size(), kTogether, step.tasks.task_count() >= kParallelSummaryTasks ? kSummaryThreads : 1, summarize_devices);
+  // One contiguous range of devices per thread (each reuses its interval buffers); every range
+  // writes its own devices' entries, so the executor's records are not needed.
+  const unsigned threads = step.tasks.task_count() >= kParallelSummaryTasks ? std::max(1u, std::min(kSummaryThreads, std::thread::hardware_concurrency())) : 1;
+  const std::size_t groups = (simulated.size() + kTogether - 1) / kTogether;
+  auto bound = [&](std::size_t k) { return std::min(simulated.size(), groups * k / threads * kTogether); };
+  (void)strategies::search::ThreadExecutor(threads).map(
+      threads, 0, [&](std::size_t k, std::byte*) { summarize_devices(bound(k), bound(k + 1)); }, {});
   for (const DeviceTimes& dt : r.per_device) {
     for (int c = 0; c < kCategoryCount; ++c) r.breakdown.seconds[static_cast<std::size_t>(c)] += dt.breakdown.seconds[static_cast<std::size_t>(c)];
     r.breakdown.idle_s += dt.breakdown.idle_s;
