@@ -21,6 +21,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/summarize.hpp"
 #include "strategies/plan.hpp"
 
 using namespace parasim;

@@ -26,6 +26,7 @@
 #include "models/zoo.hpp"
 #include "sim/cluster.hpp"
 #include "sim/simulate.hpp"
+#include "sim/summarize.hpp"
 #include "strategies/plan.hpp"
 
 using namespace parasim;

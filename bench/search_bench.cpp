@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
-#include "cli/search_evaluator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_source.hpp"
+#include "scenarios/search_evaluator.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/search/search.hpp"
 
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   // The scenario beside this source (CMake compiles it by its absolute path).
   const std::string file = (std::filesystem::path(__FILE__).parent_path().parent_path() / "scenarios/search/gpt3-175b-1024-a100.json").string();
   const scenarios::Scenario s = scenarios::load_scenario(file);
-  const cli::SearchEvaluator evaluator(s, scenarios::scenario_profile(s));
+  const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
   search::SearchProblem problem;
   problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
   problem.training = s.training;

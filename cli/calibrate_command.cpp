@@ -15,11 +15,11 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
-#include "cli/mpi.hpp"
 #include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
+#include "mpi/session.hpp"
 #include "sim/profile_json.hpp"
 
 namespace parasim::cli {
@@ -155,15 +155,15 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   } else if (a.backend == "mpi") {
     if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--backend mpi needs --link NAME: the link class between the ranks (ib-hdr, ethernet-100, ...)");
     const sim::LinkProfile& base_link = link_of(profile, a.link);
-    const MpiSession mpi;
-    if (!mpi.active())
-      return cannot_run(launched_by_mpirun() ? "--backend mpi: this build has no MPI (CMake found none)"
+    const mpi::Session session;
+    if (!session.active())
+      return cannot_run(mpi::launched_by_mpirun() ? "--backend mpi: this build has no MPI (CMake found none)"
                                              : "--backend mpi: run it under mpirun with two ranks or more (mpirun -np 2 parasim calibrate --backend mpi ...)");
-    if (mpi.size() < 2) return cannot_run("--backend mpi: an all-reduce needs two ranks or more; mpirun started 1");
+    if (session.size() < 2) return cannot_run("--backend mpi: an all-reduce needs two ranks or more; mpirun started 1");
     std::vector<double> sizes;
     for (double b = 8; b <= double(64 << 20); b *= 4) sizes.push_back(b);
-    const calibrate::NcclTestsLog log = mpi.all_reduce_sweep(sizes, 2, 10);
-    if (mpi.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
+    const calibrate::NcclTestsLog log = session.all_reduce_sweep(sizes, 2, 10);
+    if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
                      (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + today_utc() + " UTC, over " + base_name;

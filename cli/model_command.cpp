@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
+#include "cli/thousands.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
@@ -37,16 +38,6 @@ struct LoadedModel {
   models::Graph graph;
   std::string source;  ///< "preset", "hf-config" or "graph-json"
 };
-
-std::string with_commas(std::int64_t v) {
-  const std::string digits = std::to_string(v < 0 ? -(v + 1) + 1ULL : static_cast<std::uint64_t>(v));
-  std::string out = v < 0 ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // Fixed formats so the output is the same on every run and machine.
 std::string scaled(double v, const char* const* units, int count, double step, const char* format) {

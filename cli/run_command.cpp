@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/output_files.hpp"
 #include "cli/progress.hpp"
+#include "cli/thousands.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "reports/html.hpp"
@@ -86,15 +87,6 @@ std::string bytes_text(double bytes) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(u == 0 ? 0 : 2) << bytes << " " << units[u];
   return s.str();
-}
-
-std::string with_commas(std::uint64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 /// Bytes of memory the kernel says a new allocation can get without swapping (MemAvailable), else

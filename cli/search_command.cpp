@@ -1,6 +1,6 @@
 // `parasim search SCENARIO.json`: rank every plan of the scenario's model on its cluster
-// (strategies/search), with sim/ wired in as the evaluator (cli/search_evaluator.hpp), spread over
-// threads and, under mpirun, over MPI ranks (cli/mpi.hpp). Rank 0 prints the ranking and the Pareto
+// (strategies/search), with sim/ wired in as the evaluator (scenarios/search_evaluator.hpp), spread over
+// threads and, under mpirun, over MPI ranks (mpi/session.hpp). Rank 0 prints the ranking and the Pareto
 // front and writes search.json; progress goes to stderr.
 #include <chrono>
 #include <filesystem>
@@ -9,16 +9,17 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/mpi.hpp"
 #include "cli/output_files.hpp"
 #include "cli/progress.hpp"
-#include "cli/search_evaluator.hpp"
+#include "cli/thousands.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
+#include "mpi/session.hpp"
 #include "reports/format.hpp"
 #include "reports/html.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_source.hpp"
+#include "scenarios/search_evaluator.hpp"
 #include "scenarios/search_spec.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/simulate.hpp"
@@ -63,18 +64,6 @@ std::string pad_right(const std::string& s, std::size_t width) {
   return w >= width ? s : s + std::string(width - w, ' ');
 }
 
-/// Whole numbers with thousands separators: 1234567 → "1,234,567".
-std::string grouped(double v) {
-  const std::string digits = reports::fixed(v, 0);
-  std::string out;
-  const std::size_t start = !digits.empty() && digits[0] == '-' ? 1 : 0;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scenario& s, const std::string& model, std::int64_t top,
                            bool has_price) {
   std::ostringstream t;
@@ -103,7 +92,7 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
     const search::RankedPlan& p = o.plans[i];
     const search::Evaluation& e = p.best();
     t << pad_left(std::to_string(i + 1), 5) << pad_left(reports::fixed(e.step_time_s, 3), 11)
-      << pad_left(grouped(tokens ? e.tokens_per_s : e.samples_per_s), 13) << pad_left(reports::percent(e.mfu), 7)
+      << pad_left(with_commas(tokens ? e.tokens_per_s : e.samples_per_s), 13) << pad_left(reports::percent(e.mfu), 7)
       << pad_left(reports::gib(p.memory.total_bytes()), 10);
     if (has_price) t << pad_left(reports::significant(p.cost_per_step(o.price_per_device_hour), 4), 11);
     t << "  " << pad_right(std::string(search::to_string(p.ranked_by())), 11) << " " << (p.pareto ? "* " : "  ")
@@ -147,8 +136,8 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
 }
 
 int run_search_command(const SearchArgs& args, std::ostream& out) {
-  const MpiSession mpi;
-  const bool root = mpi.rank() == 0;
+  const mpi::Session session;
+  const bool root = session.rank() == 0;
   const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
   const JsonDocument doc = JsonDocument::read_file(args.scenario);
 
@@ -172,7 +161,7 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
       throw InputError("<command line>", 0, 0, "", "--objective cost needs a price: set cluster.price_per_device_hour in the scenario");
   }
 
-  const SearchEvaluator evaluator(base, profile);
+  const sim::SearchEvaluator evaluator = scenarios::search_evaluator(base, profile);
   search::SearchProblem problem;
   problem.build_graph = [&base](std::int64_t batch) { return scenarios::build_model_graph(base.model, batch, base.file); };
   problem.training = base.training;
@@ -201,11 +190,11 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
     observer.end_phase = [&] { progress->end(); };
   }
   const unsigned threads = args.threads > 0 ? args.threads : default_threads();
-  const auto executor = mpi.executor(threads);
+  const auto executor = session.executor(threads);
   if (root && !args.quiet) {
     std::cerr << "parasim search: " << threads << " thread" << (threads == 1 ? "" : "s");
-    if (mpi.active()) std::cerr << " on each of " << mpi.size() << " MPI ranks";
-    if (!mpi.note().empty()) std::cerr << " (" << mpi.note() << ")";
+    if (session.active()) std::cerr << " on each of " << session.size() << " MPI ranks";
+    if (!session.note().empty()) std::cerr << " (" << session.note() << ")";
     std::cerr << "\n";
   }
   const auto started = std::chrono::steady_clock::now();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/did_you_mean.hpp"
+#include "common/format.hpp"
 
 namespace parasim {
 namespace {
@@ -24,12 +25,6 @@ std::int64_t as_integer(const nlohmann::json& v) {
   }
   if (v.is_number_integer()) return v.get<std::int64_t>();
   return static_cast<std::int64_t>(v.get<double>());
-}
-
-std::string format_number(double d) {
-  std::ostringstream s;
-  s << d;
-  return s.str();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/format.hpp"
 #include "sim/result_json.hpp"
 #include "strategies/memory.hpp"
 
@@ -26,7 +27,7 @@ inline constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 /// null (Vega leaves the datum out).
 inline Json num(double x) {
   if (!std::isfinite(x)) return nullptr;
-  return x == 0 ? 0.0 : sim::round_significant(x, 6);  // -0 prints as 0
+  return x == 0 ? 0.0 : round_significant(x, 6);  // -0 prints as 0
 }
 
 inline double in_gib(double bytes) { return bytes / kBytesPerGib; }

@@ -87,7 +87,7 @@ PipelineTimeline pipeline_timeline(const sim::Simulation& simulation, const Time
       // several streams starting together keep the streams' order.
       row_tasks.clear();
       for (std::size_t s = 0; s < streams; ++s)
-        if ((s == sim::kComputeStream) == (row == 0))
+        if ((g.streams[s] == sim::Stream::Compute) == (row == 0))
           for (const sim::TaskId t : g.queue_of(static_cast<std::size_t>(device) * streams + s)) row_tasks.push_back(t);
       std::stable_sort(row_tasks.begin(), row_tasks.end(), [&](sim::TaskId a, sim::TaskId b) { return tl.start_ps[a] < tl.start_ps[b]; });
       const std::size_t row_begin = bars.size();

@@ -144,7 +144,7 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
     metadata("process_sort_index", d, -1, "{\"sort_index\":" + std::to_string(d) + "}");
     if (d == devices.front() && summary.truncated) metadata("process_labels", d, -1, "{\"labels\":" + json_string(summary.note) + "}");
     for (std::size_t s = 0; s < streams; ++s) {
-      metadata("thread_name", d, static_cast<std::int64_t>(s), "{\"name\":" + json_string(g.stream_names[s]) + "}");
+      metadata("thread_name", d, static_cast<std::int64_t>(s), "{\"name\":" + json_string(std::string(g.stream_name(static_cast<std::uint8_t>(s)))) + "}");
       metadata("thread_sort_index", d, static_cast<std::int64_t>(s), "{\"sort_index\":" + std::to_string(s) + "}");
     }
     for (std::size_t s = 0; s < streams; ++s) {

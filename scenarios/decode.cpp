@@ -167,10 +167,14 @@ sim::ClusterSpec decode_cluster(const json& c, std::string& preset_name, const E
   }
   if (c.contains("algorithms")) {
     const json& a = c["algorithms"];
-    spec.algorithms.all_reduce = a.value("all_reduce", spec.algorithms.all_reduce);
-    spec.algorithms.reduce_scatter = a.value("reduce_scatter", spec.algorithms.reduce_scatter);
-    spec.algorithms.all_gather = a.value("all_gather", spec.algorithms.all_gather);
-    spec.algorithms.broadcast = a.value("broadcast", spec.algorithms.broadcast);
+    const auto algorithm = [&a](const char* key, sim::CollectiveAlgorithm& out) {
+      if (a.contains(key))
+        out = enum_value(sim::collective_algorithm_from_string(a[key].get<std::string>()), std::string("cluster.algorithms.") + key);
+    };
+    algorithm("all_reduce", spec.algorithms.all_reduce);
+    algorithm("reduce_scatter", spec.algorithms.reduce_scatter);
+    algorithm("all_gather", spec.algorithms.all_gather);
+    algorithm("broadcast", spec.algorithms.broadcast);
   }
   return spec;
 }

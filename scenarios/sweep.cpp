@@ -1,12 +1,12 @@
 #include "scenarios/sweep.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
 
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "scenarios/decode.hpp"
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
@@ -21,13 +21,7 @@ namespace {
 using nlohmann::json;
 
 /// `x` to 12 significant digits, so that from + k·step prints as written (0.1 + 2·0.1 → 0.3).
-double tidy(double x) {
-  char buf[64];
-  const auto written = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 12);
-  double out = x;
-  std::from_chars(buf, written.ptr, out);
-  return out;
-}
+double tidy(double x) { return round_to_digits(x, 12); }
 
 bool integral(const json& v) { return v.is_number_integer() || (v.is_number() && std::trunc(v.get<double>()) == v.get<double>()); }
 

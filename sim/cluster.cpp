@@ -4,21 +4,15 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
+#include "common/format.hpp"
 
 namespace parasim::sim {
 namespace {
 
 constexpr std::int64_t kMaxTorusDims = 6;
-
-std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
 
 template <typename Map>
 std::vector<std::string> names_of(const Map& map) {
@@ -269,25 +263,30 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
     }
   }
 
-  // Collective algorithms: a name each kind has (sim/collectives.hpp), fitting the network.
+  // Collective algorithms: one each kind has (sim/collectives.hpp), fitting the network.
+  using A = CollectiveAlgorithm;
   const struct {
     const char* key;
-    const std::string& name;
-    std::vector<std::string> allowed;
+    CollectiveAlgorithm algorithm;
+    std::vector<CollectiveAlgorithm> allowed;
   } kinds[] = {
-      {"all_reduce", spec.algorithms.all_reduce, {"auto", "ring", "tree", "hierarchical", "torus-rings"}},
-      {"reduce_scatter", spec.algorithms.reduce_scatter, {"auto", "ring", "hierarchical", "torus-rings"}},
-      {"all_gather", spec.algorithms.all_gather, {"auto", "ring", "hierarchical", "torus-rings"}},
-      {"broadcast", spec.algorithms.broadcast, {"auto", "ring"}},
+      {"all_reduce", spec.algorithms.all_reduce, {A::Auto, A::Ring, A::Tree, A::Hierarchical, A::TorusRings}},
+      {"reduce_scatter", spec.algorithms.reduce_scatter, {A::Auto, A::Ring, A::Hierarchical, A::TorusRings}},
+      {"all_gather", spec.algorithms.all_gather, {A::Auto, A::Ring, A::Hierarchical, A::TorusRings}},
+      {"broadcast", spec.algorithms.broadcast, {A::Auto, A::Ring}},
   };
   for (const auto& k : kinds) {
     const std::string at = std::string("/algorithms/") + k.key;
-    if (std::find(k.allowed.begin(), k.allowed.end(), k.name) == k.allowed.end())
-      return ClusterProblem{at, unknown(std::string(k.key) + " algorithm", k.name, k.allowed)};
-    if (k.name == "torus-rings" && !torus)
+    const std::string name(to_string(k.algorithm));
+    if (std::find(k.allowed.begin(), k.allowed.end(), k.algorithm) == k.allowed.end()) {
+      std::vector<std::string> allowed;
+      for (const CollectiveAlgorithm a : k.allowed) allowed.emplace_back(to_string(a));
+      return ClusterProblem{at, std::string(k.key) + " has no " + name + " algorithm; expected one of " + quoted_list(allowed)};
+    }
+    if (k.algorithm == A::TorusRings && !torus)
       return ClusterProblem{at, "torus-rings applies only to a torus inter-node network"};
-    if ((k.name == "tree" || k.name == "hierarchical") && torus)
-      return ClusterProblem{at, k.name + " applies only to a switched (fat-tree) network; on a torus use ring or torus-rings"};
+    if ((k.algorithm == A::Tree || k.algorithm == A::Hierarchical) && torus)
+      return ClusterProblem{at, name + " applies only to a switched (fat-tree) network; on a torus use ring or torus-rings"};
   }
   return std::nullopt;
 }

@@ -46,7 +46,7 @@ struct Cluster {
   Link host_bridge;                ///< PCIe nodes: one switch's uplink to the host bridge (efficiency of `intra`)
   std::int64_t sites = 1;          ///< sites joined by the WAN, nodes in equal consecutive shares
   Link wan;                        ///< one site's link to the WAN (efficiency of `inter`); used when sites > 1
-  CollectiveAlgorithmSpec algorithms;  ///< checked names (sim/collectives.hpp): what estimate_collectives asks for
+  CollectiveAlgorithmSpec algorithms;  ///< checked against the network: what estimate_collectives asks for
   bool operator==(const Cluster&) const = default;
 
   [[nodiscard]] std::int64_t device_count() const { return static_cast<std::int64_t>(devices.size()); }

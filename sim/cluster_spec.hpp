@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/collectives/names.hpp"
+
 namespace parasim::sim {
 
 enum class IntraNodeKind { NVSwitch, PCIe };
@@ -74,16 +76,16 @@ struct WanSpec {
   bool operator==(const WanSpec&) const = default;
 };
 
-/// The collective algorithm each kind uses (sim/collectives.hpp names: "auto", "ring", "tree",
-/// "hierarchical", "torus-rings"). "auto": the one with the least predicted time, per collective and
-/// size, as NCCL's tuner picks; a named one that does not apply to a group (hierarchical over
-/// unequal nodes, torus rings off a torus) falls back to auto for that group. All-to-all and
-/// point-to-point have one algorithm (direct).
+/// The collective algorithm each kind uses (scenarios name them as sim/collectives/names.hpp does:
+/// "auto", "ring", "tree", "hierarchical", "torus-rings"). Auto: the one with the least predicted
+/// time, per collective and size, as NCCL's tuner picks; a named one that does not apply to a group
+/// (hierarchical over unequal nodes, torus rings off a torus) falls back to auto for that group.
+/// All-to-all and point-to-point have one algorithm (direct).
 struct CollectiveAlgorithmSpec {
-  std::string all_reduce = "auto";
-  std::string reduce_scatter = "auto";
-  std::string all_gather = "auto";
-  std::string broadcast = "auto";
+  CollectiveAlgorithm all_reduce = CollectiveAlgorithm::Auto;
+  CollectiveAlgorithm reduce_scatter = CollectiveAlgorithm::Auto;
+  CollectiveAlgorithm all_gather = CollectiveAlgorithm::Auto;
+  CollectiveAlgorithm broadcast = CollectiveAlgorithm::Auto;
   bool operator==(const CollectiveAlgorithmSpec&) const = default;
 };
 

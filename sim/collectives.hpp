@@ -15,16 +15,9 @@
 
 #include "common/sim_time.hpp"
 #include "sim/cluster.hpp"
+#include "sim/collectives/names.hpp"
 
 namespace parasim::sim {
-
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, SendRecv };
-enum class CollectiveAlgorithm { Auto, Ring, Tree, Hierarchical, TorusRings, Direct };
-
-[[nodiscard]] std::string_view to_string(CollectiveKind k);
-[[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
-[[nodiscard]] const std::vector<std::string>& collective_algorithm_names();
-[[nodiscard]] std::optional<CollectiveAlgorithm> collective_algorithm_from_string(std::string_view s);
 
 /// The predicted time of one collective and how it was obtained.
 struct CollectiveEstimate {

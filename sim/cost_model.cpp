@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "strategies/local_shape.hpp"
 
 namespace parasim::sim {
 
@@ -39,48 +38,13 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
-OpCost op_cost(const DeviceProfile& device, const models::Operator& op, const strategies::DeviceMesh& mesh,
-               const strategies::OpSharding& sharding, models::DType precision) {
-  using strategies::local_dim_size;
-  using strategies::local_elements;
+OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
   OpCost c;
-  if (op.kind == models::OpKind::Input) return c;
-  const double points = strategies::local_points(mesh, sharding, op);
-  c.fwd_flops = op.flops_per_point * points;
-  c.bwd_flops = op.bwd_flops_factor * c.fwd_flops;
-
-  // Bytes moved by the forward kernel(s): activation inputs, weights (an embedding reads only the rows
-  // it looks up), and the output, in their local (sharded) sizes.
-  double bytes = 0;
-  for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype));
-  const double out_bytes = local_elements(mesh, sharding, op, op.output) * static_cast<double>(models::bytes_of(op.output.dtype));
-  if (op.kind == models::OpKind::Embedding) {
-    bytes += out_bytes;
-  } else {
-    for (const auto& w : op.weights)
-      bytes += local_elements(mesh, sharding, op, w.spec) * static_cast<double>(models::bytes_of(w.spec.dtype));
-  }
-  bytes += out_bytes;
-
-  const models::OpClass cls = models::op_class(op.kind);
-  double gemm_flops = 0;
-  int gemms = 1;
-  if (cls == models::OpClass::Gemm) {
-    double size = 2;
-    for (const auto* dims : {&op.gemm_batch, &op.gemm_m, &op.gemm_n, &op.gemm_k})
-      for (const auto& d : *dims) size *= static_cast<double>(local_dim_size(mesh, sharding, op, d));
-    gemm_flops = size;
-    // Fused multi-GEMM operators (the MoE experts: gate, up, down) count one kernel per GEMM.
-    gemms = std::max(1, static_cast<int>(c.fwd_flops / std::max(size, 1.0) + 0.5));
-  }
-  c.fwd_s = kernel_seconds(device, cls, precision, c.fwd_flops, bytes, gemm_flops, gemms);
-  if (op.bwd_flops_factor > 0 || cls == models::OpClass::MemoryBound) {
-    // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
-    // weight gradients): about twice the forward traffic. A GEMM's backward is two GEMMs of the
-    // forward's size (data and weight gradient).
-    const int bwd_kernels = cls == models::OpClass::Gemm ? gemms * std::max(1, static_cast<int>(op.bwd_flops_factor + 0.5)) : 1;
-    c.bwd_s = kernel_seconds(device, cls, precision, c.bwd_flops, 2 * bytes, gemm_flops, bwd_kernels);
-  }
+  if (w.is_input) return c;
+  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
+  // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
+  // weight gradients): about twice the forward traffic.
+  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, w.bwd_flops, 2 * w.bytes, w.gemm_flops, w.bwd_kernels);
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include "common/sim_time.hpp"
 #include "models/operator.hpp"
 #include "sim/profile.hpp"
+#include "sim/work/op_work.hpp"
 #include "strategies/plan.hpp"
 
 namespace parasim::sim {
@@ -21,15 +22,12 @@ namespace parasim::sim {
 [[nodiscard]] double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes,
                                     double gemm_flops, int kernels);
 
-/// Forward and backward time of one operator on one device under its sharding.
+/// Forward and backward time of one operator's work (sim/work/op_work.hpp) on `device`.
 struct OpCost {
   double fwd_s = 0;
   double bwd_s = 0;
-  double fwd_flops = 0;  ///< local FLOPs
-  double bwd_flops = 0;
 };
-[[nodiscard]] OpCost op_cost(const DeviceProfile& device, const models::Operator& op, const strategies::DeviceMesh& mesh,
-                             const strategies::OpSharding& sharding, models::DType precision);
+[[nodiscard]] OpCost op_cost(const DeviceProfile& device, const OpWork& work);
 
 /// Bytes the optimizer step reads and writes per parameter it updates (fused, memory-bound update):
 /// mixed-precision Adam reads the gradient (2), fp32 master weights, momentum and variance (12) and

@@ -1,33 +1,30 @@
 #pragma once
 /// Lowering: a model graph under a plan on a cluster becomes the TaskGraph of one training step.
 ///
-/// For every model chunk the lowering builds a forward and a backward program once — compute
-/// segments (runs of operators between communication points, one kernel each, timed by the cost
-/// model) and the collectives the plan's sharding implies — and then instantiates them for every
-/// micro-batch on every device of the chunk's stage, in the order the pipeline schedule gives:
-///  - a tensor whose layout differs between producer and consumer is resharded: a partial sum (a split
-///    contraction) becomes an all-reduce, or a reduce-scatter when the consumer wants it split; an
-///    axis that splits the producer's tensor but not the consumer's an all-gather; an axis that moves
-///    to another dim an all-to-all; MoE token routing an all-to-all over the expert axis. Backward
-///    applies the same rules to gradients, from the consumer's layout to the producer's;
-///  - weight gradients that are partial sums over data axes are reduced in buckets (all-reduce, or
-///    reduce-scatter under ZeRO) on the data stream, overlapped with the last micro-batch's backward;
-///  - tensors crossing a chunk boundary are sent point to point (with Megatron's scatter/gather: each
-///    tensor-parallel rank sends 1/t and the receivers all-gather);
-///  - recomputation repeats a layer's forward (full) or its attention core (selective) before its
-///    backward; the optimizer step follows the gradient reduction, then ZeRO's parameter all-gather.
+/// The step's work is described once (sim/work/work.hpp: each chunk's forward and backward program
+/// of compute items, collectives and sends, derived from the plan's shardings as
+/// sim/work/chunk_program.hpp says). The lowering times each compute item with the cost model for
+/// every class of device, then instantiates every program for every micro-batch on every device of
+/// the chunk's stage, in an order every stage's schedule follows (sim/lower/unit_order.hpp); weight
+/// gradients are reduced in buckets on the data stream, overlapped with the backward; the optimizer
+/// step follows the gradient reduction, then ZeRO's parameter all-gather (sim/lower/unit_emitter.hpp).
+/// Every compute task keeps its entry in the step's work table, so the graph can be re-costed
+/// (sim/recost.hpp) or run for real.
 #include <cstdint>
 
 #include "models/graph.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile.hpp"
 #include "sim/task_graph.hpp"
+#include "sim/work/work.hpp"
 #include "strategies/plan.hpp"
 
 namespace parasim::sim {
 
-/// Streams of every device, in TaskGraph::stream_names order.
-enum Stream : std::uint8_t { kComputeStream = 0, kTensorStream = 1, kDataStream = 2, kExpertStream = 3, kPipelineStream = 4 };
+/// The streams of every device of a lowered step, in order (a stream's index is its sim::Stream value).
+inline const std::vector<Stream> kTrainingStreams{Stream::Compute, Stream::TensorComm, Stream::DataComm, Stream::ExpertComm, Stream::Pipeline};
+/// The index of `s` among kTrainingStreams (its value: they are the first streams, in order).
+[[nodiscard]] constexpr std::uint8_t stream_index(Stream s) { return static_cast<std::uint8_t>(s); }
 
 struct LowerOptions {
   /// Simulate one data-parallel replica and stand it for all (DESIGN.md: identical replicas may be
@@ -39,6 +36,7 @@ struct LowerOptions {
 
 struct LoweredStep {
   TaskGraph tasks;
+  StepWork work;  ///< what the compute tasks do (TaskGraph::work indexes work.computes)
   /// Whether the replica shortcut was used, and which devices have tasks (all when it was not).
   bool replica_shortcut = false;
   std::vector<std::int64_t> simulated_devices;

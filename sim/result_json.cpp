@@ -1,12 +1,12 @@
 #include "sim/result_json.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/json_reader.hpp"
 
 namespace parasim::sim {
@@ -106,18 +106,6 @@ void check_stage_times(ObjectReader r) {
 }
 
 }  // namespace
-
-double round_significant(double x, int digits) {
-  PARASIM_CHECK(std::isfinite(x) && digits >= 1 && digits <= 17, "round_significant needs a finite value and 1..17 digits");
-  // to_chars/from_chars: exact decimal conversion that ignores the C locale.
-  char buf[64];
-  const auto written = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, digits);
-  PARASIM_CHECK(written.ec == std::errc(), "to_chars of a finite double");
-  double out = 0;
-  const auto read = std::from_chars(buf, written.ptr, out);
-  PARASIM_CHECK(read.ec == std::errc(), "from_chars of to_chars output");
-  return out == 0 ? 0.0 : out;  // no negative zero in the files
-}
 
 std::vector<StageTimes> stage_times(const Result& result) {
   std::map<std::int64_t, std::vector<const DeviceTimes*>> by_stage;

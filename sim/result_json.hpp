@@ -78,10 +78,6 @@ struct StageTimes {
 /// those entries only, and each StageTimes::devices says how many.
 [[nodiscard]] std::vector<StageTimes> stage_times(const Result& result);
 
-/// `x` rounded to `digits` significant decimal digits (the nearest double to that decimal).
-/// Idempotent. Precondition: finite, 1 ≤ digits ≤ 17.
-[[nodiscard]] double round_significant(double x, int digits);
-
 /// The JSON form of `result`. Throws InternalError when a figure is not finite (a summary bug:
 /// parasim never writes a figure it did not compute).
 [[nodiscard]] nlohmann::json to_json(const Result& result, const ResultJsonOptions& options = {});

@@ -1,5 +1,7 @@
 #pragma once
-/// One entry point for every backend: lower the plan, run an engine, summarise into a Result.
+/// One entry point for every backend: lower the plan, run an engine, summarise into a Result. The
+/// phases around the engine are in sim/summarize.hpp, included here for callers that run them one
+/// by one.
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "sim/lower.hpp"
 #include "sim/profile.hpp"
 #include "sim/result.hpp"
+#include "sim/summarize.hpp"
 #include "strategies/plan.hpp"
 
 namespace parasim::sim {
@@ -35,19 +38,6 @@ struct Simulation {
 [[nodiscard]] inline std::int64_t task_finish_ps(const Simulation& s, std::span<const Picoseconds> collective_ps, TaskId t) {
   return s.finish_ps.empty() ? s.timeline.start_ps[t] + task_duration_ps(s.step.tasks, collective_ps, t) : s.finish_ps[t];
 }
-
-/// Closed-form time of every collective of the task graph on the cluster.
-[[nodiscard]] std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster);
-
-/// The Result of a simulated step (shared by every backend). `finish_ps`: per task, when it finished;
-/// empty when each finished at its start + its duration (a collective's from `collectives`).
-[[nodiscard]] Result summarize(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
-                               const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives,
-                               Backend backend, std::span<const std::int64_t> finish_ps = {});
-
-/// The flows of every collective of the task graph, for the algorithm its estimate chose.
-[[nodiscard]] std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const Cluster& cluster,
-                                                               const std::vector<CollectiveEstimate>& collectives);
 
 /// Lowers and simulates one step with `backend`, and adds the link-level figures and the topology
 /// notes (sim/topology_notes.hpp) to the Result. Throws PlanError when a figure it needs is missing.

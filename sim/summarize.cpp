@@ -1,3 +1,5 @@
+#include "sim/summarize.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -5,9 +7,7 @@
 
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
-#include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
-#include "sim/topology_notes.hpp"
 #include "strategies/search/executor.hpp"
 
 namespace parasim::sim {
@@ -131,24 +131,21 @@ double TimeBreakdown::exposed_comm_s() const {
   return s;
 }
 
-std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
-
 namespace {
 
 /// The algorithm a collective asks for: its own when lowering fixed one, else the cluster's choice
-/// for its kind (the scenario's cluster.algorithms; "auto" unless fixed there).
+/// for its kind (the scenario's cluster.algorithms; auto unless fixed there).
 CollectiveAlgorithm requested_algorithm(const CollectiveSpec& c, const Cluster& cluster) {
   if (c.algorithm != CollectiveAlgorithm::Auto) return c.algorithm;
-  const std::string* name = nullptr;
   switch (c.kind) {
-    case CollectiveKind::AllReduce: name = &cluster.algorithms.all_reduce; break;
-    case CollectiveKind::ReduceScatter: name = &cluster.algorithms.reduce_scatter; break;
-    case CollectiveKind::AllGather: name = &cluster.algorithms.all_gather; break;
-    case CollectiveKind::Broadcast: name = &cluster.algorithms.broadcast; break;
+    case CollectiveKind::AllReduce: return cluster.algorithms.all_reduce;
+    case CollectiveKind::ReduceScatter: return cluster.algorithms.reduce_scatter;
+    case CollectiveKind::AllGather: return cluster.algorithms.all_gather;
+    case CollectiveKind::Broadcast: return cluster.algorithms.broadcast;
     case CollectiveKind::AllToAll:
     case CollectiveKind::SendRecv: return CollectiveAlgorithm::Auto;
   }
-  return collective_algorithm_from_string(*name).value_or(CollectiveAlgorithm::Auto);
+  return CollectiveAlgorithm::Auto;
 }
 
 }  // namespace
@@ -278,73 +275,6 @@ std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const C
     out.push_back(collective_flows(cluster, c.kind, tasks.group(c.group), c.bytes, collectives[i].algorithm, c.root));
   }
   return out;
-}
-
-Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
-                    const LowerOptions& options, ProgressSink* progress) {
-  Simulation s;
-  auto begin = [progress](std::string_view phase, std::size_t total) {
-    if (progress) progress->begin(phase, total);
-  };
-  auto end = [progress] {
-    if (progress) progress->end();
-  };
-  // The data-parallel replica shortcut stands one replica for all, so its all-reduces never meet
-  // the other replicas' traffic: right for the analytical backend, which gives every collective
-  // its links whole anyway, but it would hide exactly the contention the simgrid backend is for.
-  // Under simgrid every replica is simulated, and the Result says so.
-  LowerOptions lower_options = options;
-  const bool shortcut_refused = backend == Backend::SimGrid && options.replicate_data_parallel;
-  if (backend == Backend::SimGrid) lower_options.replicate_data_parallel = false;
-  begin("lowering the plan to tasks", 0);
-  s.step = lower(graph, plan, cluster, profile, lower_options);
-  end();
-  const std::size_t tasks = s.step.tasks.task_count();
-  s.collectives = estimate_collectives(s.step.tasks, cluster);
-  std::vector<Picoseconds> coll_ps;
-  coll_ps.reserve(s.collectives.size());
-  for (const auto& c : s.collectives) coll_ps.push_back(c.time);
-  const std::vector<CollectiveFlows> flows = collective_flows_of(s.step.tasks, cluster, s.collectives);
-  if (backend == Backend::SimGrid) {
-    // Hosts run at their devices' profile speed for the plan's precision, times their speed factor.
-    std::vector<double> speeds;
-    speeds.reserve(cluster.devices.size());
-    for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
-    begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
-    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds);
-    end();
-    s.timeline = std::move(run.timeline);
-    s.finish_ps = std::move(run.finish_ps);
-    s.simgrid_activities = run.activities;
-  } else {
-    begin("simulating tasks (analytical engine)", tasks);
-    s.timeline = simulate_fifo(s.step.tasks, coll_ps, progress);
-    if (progress) progress->update(tasks);
-    end();
-  }
-  begin("summarising the step", 0);
-  s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend, s.finish_ps);
-
-  const Topology topology(cluster);
-  s.links = link_usage(s.step.tasks, s.timeline.start_ps, s.finish_ps, coll_ps, flows, topology);
-  Result& r = s.result;
-  for (const LinkClassLoad& c : s.links.classes)
-    r.link_classes.push_back(LinkClassFigures{std::string(to_string(c.link_class)), c.links, c.links_used, c.bytes, c.max_load_s,
-                                              c.max_busy_s, c.mean_busy_s, c.bottleneck_phases});
-  for (const LinkLoad& l : s.links.busiest)
-    r.busiest_links.push_back(
-        LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
-  r.shared_links = s.links.shared_links;
-  r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
-  if (backend == Backend::Analytical && options.replicate_data_parallel && !s.step.replica_shortcut && plan.dp() > 1)
-    r.notes.push_back("Every data-parallel replica is simulated: the replicas differ in their devices or links (a straggler, another "
-                      "device kind, or a tensor, pipeline or expert group that crosses a node, switch or site boundary in one "
-                      "replica and not in the first), so one replica cannot stand for all.");
-  if (shortcut_refused && plan.dp() > 1)
-    r.notes.push_back("The simgrid backend simulates every data-parallel replica: the replica shortcut (one replica standing for "
-                      "all) would hide the contention between replicas' collectives.");
-  end();
-  return s;
 }
 
 }  // namespace parasim::sim

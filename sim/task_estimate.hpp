@@ -3,12 +3,11 @@
 /// queue entries and the memory the lowering and the engine will hold — so a scenario too large for
 /// the machine is refused up front instead of running until the machine swaps.
 ///
-/// The estimate follows the lowering (sim/lower.hpp) program by program: for every model chunk it
-/// walks the operators once, counting the compute segments and collectives one micro-batch of the
-/// chunk's forward and backward emits, then multiplies by the micro-batches and by the devices (or
-/// collective groups) of the chunk's stage, and adds the gradient buckets, the optimizer step and
-/// the parameter gathers. The cost is O(operators + edges), independent of the device and micro-batch
-/// counts: microseconds for a transformer, however large the cluster.
+/// The estimate counts the step's work (sim/work/work.hpp), the same description the lowering
+/// instantiates: every item of every chunk program, multiplied by the micro-batches and by the
+/// devices (or collective groups) of the chunk's stage, and the gradient buckets, the optimizer step
+/// and the parameter gathers. The cost is O(operators + edges), independent of the device and
+/// micro-batch counts: a millisecond for a transformer, however large the cluster.
 ///
 /// It is an upper bound on the lowered task count (a collective the lowering finds unnecessary is
 /// still counted), exact for the plans tests/sim/task_estimate_test.cpp compares against.
@@ -42,7 +41,7 @@ struct PhaseBytes {
   std::uint64_t per_queue_entry = 0;
   std::uint64_t per_dependency = 0;
 };
-/// The lowering, as it lays out the per-resource queues (sim/lower.cpp, TaskGraphBuilder::finish).
+/// The lowering, as it lays out the per-resource queues (sim/lower.cpp, TaskGraphBuilder::finish_in_id_order).
 inline constexpr PhaseBytes kLoweringBytes{31, 20, 4};
 /// The analytical engine running the finished TaskGraph (sim/engine/fifo_engine.cpp).
 inline constexpr PhaseBytes kEngineBytes{51, 4, 8};

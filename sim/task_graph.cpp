@@ -22,6 +22,20 @@ std::string_view to_string(Category c) {
   return "forward";
 }
 
+std::string_view to_string(Stream s) {
+  switch (s) {
+    case Stream::Compute: return "compute";
+    case Stream::TensorComm: return "comm.tp";
+    case Stream::DataComm: return "comm.dp";
+    case Stream::ExpertComm: return "comm.ep";
+    case Stream::Pipeline: return "p2p";
+    case Stream::Loader: return "loader";
+    case Stream::HostToDevice: return "h2d";
+    case Stream::Wan: return "wan";
+  }
+  return "compute";
+}
+
 std::span<const std::int64_t> TaskGraph::devices_of(TaskId t, std::int64_t& scratch) const {
   if (kind[t] == TaskKind::Collective) {
     const CollectiveSpec& c = collectives[owner[t]];
@@ -42,11 +56,11 @@ std::size_t TaskGraph::memory_bytes() const {
          bytes(group_members);
 }
 
-TaskGraphBuilder::TaskGraphBuilder(std::int64_t devices, std::vector<std::string> stream_names) {
+TaskGraphBuilder::TaskGraphBuilder(std::int64_t devices, std::vector<Stream> streams) {
   PARASIM_CHECK(devices >= 1, "a task graph needs at least one device");
-  PARASIM_CHECK(!stream_names.empty() && stream_names.size() < 256, "1..255 streams per device");
+  PARASIM_CHECK(!streams.empty() && streams.size() < 256, "1..255 streams per device");
   g_.devices = devices;
-  g_.stream_names = std::move(stream_names);
+  g_.streams = std::move(streams);
   queues_.resize(g_.resource_count());
 }
 
@@ -70,9 +84,12 @@ std::uint32_t TaskGraphBuilder::collective(const CollectiveSpec& spec) {
   return it->second;
 }
 
-std::uint32_t TaskGraphBuilder::label(const std::string& text) {
-  auto [it, inserted] = label_index_.try_emplace(text, static_cast<std::uint32_t>(g_.labels.size()));
-  if (inserted) g_.labels.push_back(text);
+std::uint32_t TaskGraphBuilder::label(const std::string& text, WorkId work) {
+  auto [it, inserted] = label_index_.try_emplace(std::make_pair(text, work), static_cast<std::uint32_t>(g_.labels.size()));
+  if (inserted) {
+    g_.labels.push_back(text);
+    g_.label_work.push_back(work);
+  }
   return it->second;
 }
 
@@ -105,7 +122,7 @@ void TaskGraphBuilder::reserve(std::size_t tasks) {
 }
 
 [[gnu::flatten]] void TaskGraphBuilder::enqueue_on(TaskId t, std::int64_t device) {
-  queues_[static_cast<std::size_t>(device) * g_.stream_names.size() + g_.stream[t]].push_back(t);
+  queues_[static_cast<std::size_t>(device) * g_.streams.size() + g_.stream[t]].push_back(t);
 }
 
 void TaskGraphBuilder::enqueue(TaskId t) {
@@ -147,7 +164,7 @@ TaskGraph TaskGraphBuilder::finish_in_id_order() && {
   for (const auto& q : queues_) PARASIM_CHECK(q.empty(), "finish_in_id_order: a task was enqueued explicitly");
   queues_.clear();
   const std::size_t n = g_.kind.size();
-  const std::size_t streams = g_.stream_names.size();
+  const std::size_t streams = g_.streams.size();
   // Counting sort of (resource, task) by resource; tasks visited by id, so each queue is increasing.
   auto for_each_resource = [&](auto&& visit) {
     for (TaskId t = 0; t < n; ++t) {

@@ -25,6 +25,26 @@ namespace parasim::sim {
 
 using TaskId = std::uint32_t;
 
+/// A device's streams: each is one FIFO resource of the device. Their names appear only in traces.
+enum class Stream : std::uint8_t {
+  Compute,       ///< kernels
+  TensorComm,    ///< tensor/sequence-parallel collectives
+  DataComm,      ///< data-parallel gradient reduction and ZeRO gathers
+  ExpertComm,    ///< MoE all-to-all
+  Pipeline,      ///< stage-to-stage sends
+  Loader,        ///< the data loader (reserved)
+  HostToDevice,  ///< host-to-device copies (reserved)
+  Wan,           ///< traffic between sites (reserved)
+};
+[[nodiscard]] std::string_view to_string(Stream s);
+
+/// A compute task's work, an index into the work table of the step it was lowered from
+/// (sim/work/work.hpp, StepWork::computes); kNoWork for collectives and for tasks built by hand.
+/// A task's work is kept with its label (TaskGraph::label_work), which is per program item like the
+/// work itself, so the side table costs nothing per task.
+using WorkId = std::uint32_t;
+inline constexpr WorkId kNoWork = UINT32_MAX;
+
 enum class TaskKind : std::uint8_t { Compute, Collective, Copy, Load };
 
 /// What a task is for: the result's time breakdown and the trace's colours come from this.
@@ -61,7 +81,7 @@ struct CollectiveSpec {
 
 struct TaskGraph {
   std::int64_t devices = 0;
-  std::vector<std::string> stream_names;  ///< per device; resource id = device · streams + stream
+  std::vector<Stream> streams;  ///< every device's streams; resource id = device · streams + stream index
 
   // ---- per task ----
   std::vector<TaskKind> kind;
@@ -70,7 +90,7 @@ struct TaskGraph {
   std::vector<std::int64_t> duration_ps;  ///< compute/copy/load; 0 for collectives
   std::vector<Category> category;
   std::vector<std::int32_t> micro_batch;  ///< -1 when not tied to one
-  std::vector<std::uint32_t> label;       ///< index into labels
+  std::vector<std::uint32_t> label;       ///< index into labels (and label_work)
   std::vector<std::uint32_t> dep_begin{0};  ///< CSR: deps of task t are deps[dep_begin[t] .. dep_begin[t+1])
   std::vector<TaskId> deps;
 
@@ -83,6 +103,11 @@ struct TaskGraph {
   std::vector<std::uint32_t> group_begin{0};  ///< CSR: members of group g
   std::vector<std::int64_t> group_members;
   std::vector<std::string> labels;
+  /// Per label: the work of the compute tasks that carry it (kNoWork for other tasks). With each
+  /// task's micro-batch this is the side table of what a compute task covers (which operators,
+  /// which pass), so a lowered graph can be re-costed under another profile (sim/recost.hpp) or run
+  /// for real. Two labels may share a text when their work differs.
+  std::vector<WorkId> label_work;
   /// Whether every resource runs its tasks in increasing id order. Dependencies always point to
   /// lower ids, so then the ids are an order in which every task's predecessors (its dependencies
   /// and the task before it on each of its resources) come first, and the analytical engine
@@ -92,8 +117,12 @@ struct TaskGraph {
   bool operator==(const TaskGraph&) const = default;
 
   [[nodiscard]] std::size_t task_count() const { return kind.size(); }
-  [[nodiscard]] std::size_t stream_count() const { return stream_names.size(); }
-  [[nodiscard]] std::size_t resource_count() const { return static_cast<std::size_t>(devices) * stream_names.size(); }
+  /// The work of compute task `t` (kNoWork for others).
+  [[nodiscard]] WorkId work_of(TaskId t) const { return label_work[label[t]]; }
+  [[nodiscard]] std::size_t stream_count() const { return streams.size(); }
+  [[nodiscard]] std::size_t resource_count() const { return static_cast<std::size_t>(devices) * streams.size(); }
+  /// The name of stream index `s` of every device.
+  [[nodiscard]] std::string_view stream_name(std::uint8_t s) const { return to_string(streams[s]); }
   [[nodiscard]] std::span<const TaskId> deps_of(TaskId t) const {
     return {deps.data() + dep_begin[t], deps.data() + dep_begin[t + 1]};
   }
@@ -113,26 +142,28 @@ struct TaskGraph {
 /// the issue order of each resource is the order `enqueue` is called for it, which need not follow ids.
 class TaskGraphBuilder {
  public:
-  TaskGraphBuilder(std::int64_t devices, std::vector<std::string> stream_names);
+  TaskGraphBuilder(std::int64_t devices, std::vector<Stream> streams);
 
   /// Interns a group (ascending distinct device ids); equal groups share one index.
   std::uint32_t group(std::span<const std::int64_t> members);
   std::uint32_t collective(const CollectiveSpec& spec);
-  std::uint32_t label(const std::string& text);
+  /// Interns a label; `work`: the work of the compute tasks that will carry it (kNoWork: none).
+  std::uint32_t label(const std::string& text, WorkId work = kNoWork);
 
   /// A compute/copy/load task on (device, stream); not yet enqueued. (Defined here, inline: the
   /// lowering calls it for every one of millions of tasks.)
+  /// `stream` indexes the builder's streams.
   TaskId add(TaskKind kind, std::int64_t device, std::uint8_t stream, Picoseconds duration, Category category,
              std::int32_t micro_batch, std::uint32_t label, std::span<const TaskId> deps) {
     PARASIM_CHECK(kind != TaskKind::Collective, "use add_collective for collectives");
-    PARASIM_CHECK(device >= 0 && device < g_.devices && stream < g_.stream_names.size(), "task resource out of range");
+    PARASIM_CHECK(device >= 0 && device < g_.devices && stream < g_.streams.size(), "task resource out of range");
     PARASIM_CHECK(duration.count >= 0, "negative task duration");
     return push(kind, stream, static_cast<std::uint32_t>(device), duration.count, category, micro_batch, label, deps);
   }
   /// A collective on `stream` of every member of its group; not yet enqueued.
   TaskId add_collective(std::uint32_t collective, std::uint8_t stream, Category category, std::int32_t micro_batch,
                         std::uint32_t label, std::span<const TaskId> deps) {
-    PARASIM_CHECK(collective < g_.collectives.size() && stream < g_.stream_names.size(), "collective out of range");
+    PARASIM_CHECK(collective < g_.collectives.size() && stream < g_.streams.size(), "collective out of range");
     return push(TaskKind::Collective, stream, collective, 0, category, micro_batch, label, deps);
   }
   /// Appends `t` to the issue order of each resource it occupies (its device, or every group member).
@@ -148,7 +179,7 @@ class TaskGraphBuilder {
   [[nodiscard]] TaskGraph finish() &&;
   /// Finishes a graph whose every resource runs its tasks in id order (no task enqueued): each
   /// queue is its resource's tasks by increasing id. The builder of such a graph creates tasks in
-  /// an order that every resource's issue order follows (the lowering: sim/lower.cpp).
+  /// an order that every resource's issue order follows (the lowering: sim/lower/unit_order.hpp).
   [[nodiscard]] TaskGraph finish_in_id_order() &&;
 
  private:
@@ -161,7 +192,7 @@ class TaskGraphBuilder {
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
   std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t>, std::uint32_t> collective_index_;
-  std::map<std::string, std::uint32_t> label_index_;
+  std::map<std::pair<std::string, WorkId>, std::uint32_t> label_index_;
 };
 
 }  // namespace parasim::sim

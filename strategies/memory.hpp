@@ -11,7 +11,7 @@
 namespace parasim::strategies {
 
 /// Layers ZeRO-3 gathers ahead of the one computing, within a pass: the memory model budgets the
-/// gathered weights of 1 + this many layers, and the lowering (sim/lower.cpp, WeightGathers) issues
+/// gathered weights of 1 + this many layers, and the lowering (sim/work/weight_gathers.hpp) issues
 /// no gather earlier. PyTorch FSDP's default prefetch is one layer ahead (layer i + 1's all-gather
 /// overlaps layer i's compute; `limit_all_gathers` keeps no more in flight); DeepSpeed bounds its
 /// prefetch the same way (stage3_prefetch_bucket_size).

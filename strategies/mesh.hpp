@@ -9,9 +9,21 @@
 
 namespace parasim::strategies {
 
+/// What a mesh axis is for. The lowering decides streams and time categories from the role, never
+/// from the axis's name (names are for people: they appear only in plans, labels and JSON).
+enum class AxisRole : std::uint8_t {
+  Data,      ///< data parallel: replicas reduce their gradients over it
+  Tensor,    ///< tensor (and sequence) parallel
+  Pipeline,  ///< pipeline stages
+  Expert,    ///< expert parallel: a sub-axis of data parallelism that splits the MoE experts
+  Context,   ///< context parallel: the sequence split across devices (reserved)
+  Site,      ///< sites of a federated or multi-data-centre plan (reserved)
+};
+
 struct MeshAxis {
   std::string name;
   std::int64_t size = 1;
+  AxisRole role = AxisRole::Data;
   bool operator==(const MeshAxis&) const = default;
 };
 

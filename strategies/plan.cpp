@@ -45,11 +45,12 @@ MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
   }
   for (const auto& name : order) {
     std::int64_t size = 1;
-    if (name == "pp") size = spec.pp;
-    else if (name == "tp") size = spec.tp;
-    else if (name == "dp") size = dp_total / std::max<std::int64_t>(spec.ep, 1);
-    else if (name == "ep") size = spec.ep;
-    m.mesh.axes.push_back(MeshAxis{name, size});
+    AxisRole role = AxisRole::Data;
+    if (name == "pp") size = spec.pp, role = AxisRole::Pipeline;
+    else if (name == "tp") size = spec.tp, role = AxisRole::Tensor;
+    else if (name == "dp") size = dp_total / std::max<std::int64_t>(spec.ep, 1), role = AxisRole::Data;
+    else if (name == "ep") size = spec.ep, role = AxisRole::Expert;
+    m.mesh.axes.push_back(MeshAxis{name, size, role});
   }
   m.dp = m.mesh.axis_index("dp");
   m.tp = m.mesh.axis_index("tp");

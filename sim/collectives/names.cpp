@@ -1,5 +1,5 @@
 // Names of collective kinds and algorithms, as scenarios, results and traces write them.
-#include "sim/collectives.hpp"
+#include "sim/collectives/names.hpp"
 
 namespace parasim::sim {
 

@@ -44,7 +44,7 @@ std::vector<std::uint32_t> initial_pending(const TaskGraph& g) {
   for (TaskId t = 0; t < g.task_count(); ++t) {
     if (start_ps[t] >= 0) continue;
     PARASIM_CHECK(false, "the task graph deadlocks: task " + std::to_string(t) + " (" + g.labels[g.label[t]] + ", stream " +
-                             g.stream_names[g.stream[t]] + ") never starts; " + std::to_string(stuck) + " tasks are stuck");
+                             std::string(g.stream_name(g.stream[t])) + ") never starts; " + std::to_string(stuck) + " tasks are stuck");
   }
   PARASIM_CHECK(false, "the task graph deadlocks");
 }

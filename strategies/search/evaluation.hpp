@@ -1,7 +1,7 @@
 #pragma once
 /// What the search asks of a simulator, and what it gets back. The search never includes sim/: the
-/// caller (cli/) passes an Evaluator whose functions lower and simulate plans. Every function must be
-/// pure and safe to call from several threads at once.
+/// caller passes an Evaluator whose functions lower and simulate plans (sim::SearchEvaluator,
+/// sim/search_estimate.hpp). Every function must be pure and safe to call from several threads at once.
 #include <cstdint>
 #include <functional>
 #include <optional>

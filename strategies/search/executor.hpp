@@ -1,7 +1,7 @@
 #pragma once
 /// How the search spreads independent work: an Executor runs n tasks, each writing a fixed-size
 /// record, and hands back every record in index order. ThreadExecutor uses the cores of this
-/// process; cli/mpi.hpp's executor also spreads the indices over MPI ranks and gathers the records
+/// process; mpi/session.hpp's executor also spreads the indices over MPI ranks and gathers the records
 /// on every rank, so every rank computes the same ranking from the same bytes.
 #include <cstddef>
 #include <cstring>

@@ -1,9 +1,9 @@
 #include "strategies/search/search_json.hpp"
 
-#include <charconv>
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "common/json_reader.hpp"
 
 namespace parasim::strategies::search {
@@ -16,11 +16,7 @@ using nlohmann::json;
 json number(double x) {
   PARASIM_CHECK(std::isfinite(x), "search figure is not finite");
   if (std::fabs(x) < 9007199254740992.0 && std::trunc(x) == x) return x == 0 ? 0.0 : x;
-  char buf[64];
-  const auto written = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 9);
-  double out = 0;
-  std::from_chars(buf, written.ptr, out);
-  return out;
+  return round_significant(x, 9);
 }
 
 json memory_json(const RankedPlan& p) {

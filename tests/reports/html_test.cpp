@@ -46,7 +46,7 @@ sim::Result point(const std::string& name, double step_s, double bytes, std::int
 ///   both tensor streams: a gradient all-reduce [55, 62) (its estimate: 7 µs)
 sim::Simulation hand_simulation() {
   constexpr std::int64_t us = 1'000'000;
-  sim::TaskGraphBuilder b(2, {"compute", "tensor"});
+  sim::TaskGraphBuilder b(2, {sim::Stream::Compute, sim::Stream::TensorComm});
   const auto add = [&](std::int64_t device, std::uint8_t stream, std::int64_t duration_us, sim::Category c, std::int32_t mb) {
     const sim::TaskId t = b.add(sim::TaskKind::Compute, device, stream, Picoseconds(duration_us * us), c, mb, b.label("task"), {});
     b.enqueue(t);
@@ -351,7 +351,7 @@ TEST_CASE("pipeline timeline of a real step: every compute task with time is in 
   for (std::size_t row = 0; row < 4; row += 2) {
     const std::int64_t device = std::stoll(t.rows[row].substr(t.rows[row].find("device ") + 7));
     std::int64_t tasks = 0, busy = 0, bar_tasks = 0, bar_busy = 0;
-    for (const sim::TaskId task : s.step.tasks.queue_of(static_cast<std::size_t>(device) * s.step.tasks.stream_count() + sim::kComputeStream))
+    for (const sim::TaskId task : s.step.tasks.queue_of(static_cast<std::size_t>(device) * s.step.tasks.stream_count() + sim::stream_index(sim::Stream::Compute)))
       if (s.step.tasks.duration_ps[task] > 0) {
         ++tasks;
         busy += s.step.tasks.duration_ps[task];

@@ -46,16 +46,6 @@ void check_units(const json& j, const std::string& key, std::string& offenders) 
 
 }  // namespace
 
-TEST_CASE("result JSON: round_significant keeps 9 significant digits and is idempotent", "[reports][json]") {
-  // 0.1234567891234 to 9 digits: 0.123456789.
-  CHECK(sim::round_significant(0.1234567891234, 9) == 0.123456789);
-  // 123456789012 to 9 digits: 1.23456789e11.
-  CHECK(sim::round_significant(123456789012.0, 9) == 1.23456789e11);
-  CHECK(sim::round_significant(sim::round_significant(2.0 / 3.0, 9), 9) == sim::round_significant(2.0 / 3.0, 9));
-  // -1e-300 rounds to itself; -0.0 is written as 0.
-  CHECK(std::signbit(sim::round_significant(-0.0, 9)) == false);
-}
-
 TEST_CASE("result JSON: a hand-built Result survives to_json and result_from_json unchanged", "[reports][json]") {
   const sim::Result r = testing::hand_result();
   const json j = sim::to_json(r);

@@ -27,7 +27,7 @@ std::string trace_text(const sim::Simulation& s, reports::TraceOptions options =
 /// Two devices with streams {compute, comm}: A (1.5 µs) on device 0's compute stream, then an
 /// all-reduce over both devices (2.25 µs by the estimate given) on their comm streams.
 sim::Simulation two_device_simulation() {
-  sim::TaskGraphBuilder b(2, {"compute", "comm"});
+  sim::TaskGraphBuilder b(2, {sim::Stream::Compute, sim::Stream::TensorComm});
   const sim::TaskId a = b.add(sim::TaskKind::Compute, 0, 0, Picoseconds(1'500'000), sim::Category::Forward, 0, b.label("layer \"0\""), {});
   b.enqueue(a);
   const std::vector<std::int64_t> both{0, 1};
@@ -66,7 +66,7 @@ TEST_CASE("trace: a hand-built step, event by event", "[reports][trace]") {
 {"ph":"M","name":"process_sort_index","pid":0,"args":{"sort_index":0}},
 {"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"compute"}},
 {"ph":"M","name":"thread_sort_index","pid":0,"tid":0,"args":{"sort_index":0}},
-{"ph":"M","name":"thread_name","pid":0,"tid":1,"args":{"name":"comm"}},
+{"ph":"M","name":"thread_name","pid":0,"tid":1,"args":{"name":"comm.tp"}},
 {"ph":"M","name":"thread_sort_index","pid":0,"tid":1,"args":{"sort_index":1}},
 {"ph":"X","name":"layer \"0\"","cat":"forward","pid":0,"tid":0,"ts":0,"dur":1.5,"args":{"micro_batch":0}},
 {"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":0,"tid":1,"ts":1.5,"dur":2.25,"args":{"collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}},
@@ -74,7 +74,7 @@ TEST_CASE("trace: a hand-built step, event by event", "[reports][trace]") {
 {"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":1}},
 {"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"compute"}},
 {"ph":"M","name":"thread_sort_index","pid":1,"tid":0,"args":{"sort_index":0}},
-{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"comm"}},
+{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"comm.tp"}},
 {"ph":"M","name":"thread_sort_index","pid":1,"tid":1,"args":{"sort_index":1}},
 {"ph":"X","name":"grad all-reduce","cat":"gradient comm","pid":1,"tid":1,"ts":1.5,"dur":2.25,"args":{"collective":"all-reduce","algorithm":"ring","bytes":1024.0,"group_size":2}}
 ]}

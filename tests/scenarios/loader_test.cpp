@@ -12,6 +12,7 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/schema.hpp"
 #include "scenarios/schema_check.hpp"
+#include "sim/collectives/names.hpp"
 #include "strategies/plan_spec.hpp"
 
 using parasim::InputError;
@@ -299,6 +300,9 @@ TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[sce
   CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
   for (const auto& dtype : strings(defs.at("training").at("properties").at("precision").at("enum")))
     CHECK(parasim::models::dtype_from_string(dtype).has_value());
+  // Each kind allows some of the algorithms (sim::check_cluster_spec says which fit the network).
+  for (const auto& kind : defs.at("cluster").at("properties").at("algorithms").at("properties"))
+    for (const auto& algorithm : strings(kind.at("enum"))) CHECK(parasim::sim::collective_algorithm_from_string(algorithm).has_value());
 }
 
 namespace {
@@ -510,9 +514,9 @@ TEST_CASE("scenario topology fields: every one reaches the cluster spec", "[scen
   CHECK(c.stragglers == std::vector<parasim::sim::StragglerSpec>{{3, 0.5}});
   REQUIRE(c.wan.has_value());
   CHECK(*c.wan == parasim::sim::WanSpec{2, 400, 2000});
-  CHECK(c.algorithms.all_reduce == "ring");
-  CHECK(c.algorithms.all_gather == "hierarchical");
-  CHECK(c.algorithms.reduce_scatter == "auto");
+  CHECK(c.algorithms.all_reduce == parasim::sim::CollectiveAlgorithm::Ring);
+  CHECK(c.algorithms.all_gather == parasim::sim::CollectiveAlgorithm::Hierarchical);
+  CHECK(c.algorithms.reduce_scatter == parasim::sim::CollectiveAlgorithm::Auto);
 
   t.cluster = R"("cluster": { "preset": "pcie-v100", "intra_node": { "pcie_switches": 2, "host_bridge_gbps": 128 } },)";
   const Scenario p = parse_scenario(t.str(), "s.json");

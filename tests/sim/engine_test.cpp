@@ -16,6 +16,7 @@
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/summarize.hpp"
 #include "sim/task_graph.hpp"
 
 using namespace parasim;
@@ -87,7 +88,7 @@ std::string internal_error_of(F&& f) {
 TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
-  TaskGraphBuilder b(1, {"compute"});
+  TaskGraphBuilder b(1, {Stream::Compute});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
   const TaskId bb = issued(b, 0, kCompute, 20, "B", {a});
   issued(b, 0, kCompute, 5, "C", {bb});
@@ -100,7 +101,7 @@ TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
 TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
-  TaskGraphBuilder b(1, {"compute", "comm"});
+  TaskGraphBuilder b(1, {Stream::Compute, Stream::TensorComm});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
   const TaskId bb = issued(b, 0, kCompute, 10, "B");
   const TaskId c = issued(b, 0, kComm, 15, "C", {a});
@@ -116,7 +117,7 @@ TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
 TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the one issued before it", "[sim][engine]") {
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
-  TaskGraphBuilder b(1, {"compute", "comm"});
+  TaskGraphBuilder b(1, {Stream::Compute, Stream::TensorComm});
   const TaskId w = issued(b, 0, kComm, 50, "W");
   const TaskId x = task(b, 0, kCompute, 10, "X", {w});
   const TaskId y = task(b, 0, kCompute, 5, "Y");  // no dependency: ready at 0
@@ -143,7 +144,7 @@ TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the o
 TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][engine]") {
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
-  TaskGraphBuilder b(3, {"compute", "comm"});
+  TaskGraphBuilder b(3, {Stream::Compute, Stream::TensorComm});
   const TaskId f0 = issued(b, 0, kCompute, 10, "F0");
   const TaskId f1 = issued(b, 1, kCompute, 20, "F1");
   const TaskId f2 = issued(b, 2, kCompute, 30, "F2");
@@ -171,7 +172,7 @@ TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][
 TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
-  TaskGraphBuilder b(2, {"compute", "p2p"});
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::Pipeline});
   constexpr std::uint8_t kP2p = 1;
   const TaskId f = issued(b, 0, kCompute, 10, "F");
   const auto pair = b.group(std::vector<std::int64_t>{0, 1});
@@ -199,7 +200,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
   const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
   INFO(engine.name);
   SECTION("a task issued before its own dependency on the same stream") {
-    TaskGraphBuilder b(1, {"compute"});
+    TaskGraphBuilder b(1, {Stream::Compute});
     const TaskId a = task(b, 0, kCompute, 10, "A");
     const TaskId c = task(b, 0, kCompute, 5, "B", {a});
     b.enqueue(c);
@@ -211,7 +212,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
                EndsWith("the task graph deadlocks: task 0 (A, stream compute) never starts; 2 tasks are stuck"));
   }
   SECTION("two collectives issued in opposite orders on their two members") {
-    TaskGraphBuilder b(2, {"compute", "comm"});
+    TaskGraphBuilder b(2, {Stream::Compute, Stream::TensorComm});
     const TaskId c1 = collective(b, {0, 1}, 100, "C1");
     const TaskId c2 = collective(b, {0, 1}, 200, "C2");
     b.enqueue_on(c1, 0);
@@ -221,7 +222,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
     const TaskGraph g = std::move(b).finish();
     // Device 0 waits in C1 for device 1, which waits in C2 for device 0 (the classic NCCL hang).
     CHECK_THAT(internal_error_of([&] { (void)engine.run(g, durations({1, 1})); }),
-               EndsWith("the task graph deadlocks: task 0 (C1, stream comm) never starts; 2 tasks are stuck"));
+               EndsWith("the task graph deadlocks: task 0 (C1, stream comm.tp) never starts; 2 tasks are stuck"));
   }
 }
 
@@ -231,7 +232,7 @@ TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[
   // Two independent 10 ps tasks finish together; a zero-length marker joins them; two 5 ps tasks follow
   // it, then a zero-length collective over both devices. Built twice, with the task ids permuted.
   auto build = [](bool swapped) {
-    TaskGraphBuilder b(2, {"compute", "comm"});
+    TaskGraphBuilder b(2, {Stream::Compute, Stream::TensorComm});
     TaskId a, bb;
     if (swapped) {
       bb = issued(b, 1, kCompute, 10, "B");
@@ -285,7 +286,7 @@ TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p
   std::vector<std::int64_t> members;
   for (std::int64_t d = 0; d < p; ++d) members.push_back(d);
 
-  TaskGraphBuilder b(p, {"compute", "comm"});
+  TaskGraphBuilder b(p, {Stream::Compute, Stream::TensorComm});
   const double S = 1e9;
   const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, b.group(members), S, -1});
   b.enqueue(b.add_collective(cid, kComm, Category::GradientComm, -1, b.label("all-reduce"), {}));
@@ -310,7 +311,7 @@ TEST_CASE("engine: both implementations give the same timeline on a random task 
   const std::uint32_t seed = GENERATE(1u, 2u, 3u);
   std::mt19937 rng(seed);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  TaskGraphBuilder b(4, {"compute", "comm", "p2p"});
+  TaskGraphBuilder b(4, {Stream::Compute, Stream::TensorComm, Stream::Pipeline});
   std::vector<Picoseconds> coll_ps;
   for (int t = 0; t < 3000; ++t) {
     std::vector<TaskId> deps;
@@ -347,7 +348,7 @@ TEST_CASE("task graph: finish_in_id_order lays out the queues that enqueuing eve
   // The same 3 devices × 2 streams graph twice: compute tasks, a collective over {0, 2} and a send
   // from 1 (which occupies only its sender), once enqueued task by task and once not enqueued at all.
   auto build = [](bool enqueue) {
-    TaskGraphBuilder b(3, {"compute", "comm"});
+    TaskGraphBuilder b(3, {Stream::Compute, Stream::TensorComm});
     std::vector<TaskId> made;
     made.push_back(task(b, 0, kCompute, 10, "A"));
     made.push_back(task(b, 2, kCompute, 20, "B"));

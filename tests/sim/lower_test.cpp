@@ -128,7 +128,7 @@ TEST_CASE("lower: tensor parallel — two all-reduces forward and two backward p
     // activation: b·s·h·2 = 2 · 32 · 64 · 2 = 8192 bytes.
     CHECK(c.kind == CollectiveKind::AllReduce);
     CHECK(c.group == std::vector<std::int64_t>{0, 1});
-    CHECK(c.stream == sim::kTensorStream);
+    CHECK(c.stream == sim::stream_index(sim::Stream::TensorComm));
     CHECK(c.bytes == 8192);
   }
 }
@@ -175,7 +175,7 @@ TEST_CASE("lower: sequence parallel turns each all-reduce into a reduce-scatter 
   CHECK(grads[0].kind == CollectiveKind::AllReduce);
   CHECK(grads[0].bytes == 1280);
   CHECK(grads[0].micro_batch == 1);
-  CHECK(grads[0].stream == sim::kTensorStream);
+  CHECK(grads[0].stream == sim::stream_index(sim::Stream::TensorComm));
 }
 
 TEST_CASE("lower: tensor parallel without sequence parallel reduces no weight gradient", "[sim][lower]") {
@@ -219,7 +219,7 @@ TEST_CASE("lower: data parallel reduces the gradients once per bucket after the 
     CHECK(grads[i].kind == (zero >= 1 ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce));
     CHECK(grads[i].bytes == 216'576);
     CHECK(grads[i].micro_batch == static_cast<std::int32_t>(reductions == 2 ? i : 1));
-    CHECK(grads[i].stream == sim::kDataStream);
+    CHECK(grads[i].stream == sim::stream_index(sim::Stream::DataComm));
     CHECK(grads[i].group == std::vector<std::int64_t>{0, 1});
   }
   if (zero >= 1) {
@@ -267,7 +267,7 @@ TEST_CASE("lower: ZeRO-3 gathers each layer's weights before its forward and its
     if (c.kind != CollectiveKind::AllGather || !contains(c.label, " weights")) continue;
     ++gathers;
     CHECK(c.category == Category::GradientComm);
-    CHECK(c.stream == sim::kDataStream);
+    CHECK(c.stream == sim::stream_index(sim::Stream::DataComm));
     // A block's weights, gathered whole on each rank: 49,984 · 2 B = 99,968 B.
     if (contains(c.label, "layers.1 ")) CHECK(c.bytes == 99'968);
   }
@@ -290,7 +290,7 @@ TEST_CASE("lower: a pipeline sends activations forward and gradients back betwee
       if (c.kind != CollectiveKind::SendRecv) continue;
       INFO(c.label);
       CHECK(c.category == Category::PipelineComm);
-      CHECK(c.stream == sim::kPipelineStream);
+      CHECK(c.stream == sim::stream_index(sim::Stream::Pipeline));
       CHECK(c.group == std::vector<std::int64_t>{0, 1});
       CHECK(c.bytes == 4096);
       ++sends_from[c.root];
@@ -393,8 +393,8 @@ TEST_CASE("lower: ZeRO-3 gathers one layer ahead, in the order each pass uses th
   const Lowered l = lowered(3, 1, 2, spec, 2);
   const auto& g = l.step.tasks;
   const std::size_t streams = g.stream_count();
-  const auto compute = g.queue_of(0 * streams + sim::kComputeStream);
-  const auto data = g.queue_of(0 * streams + sim::kDataStream);
+  const auto compute = g.queue_of(0 * streams + sim::stream_index(sim::Stream::Compute));
+  const auto data = g.queue_of(0 * streams + sim::stream_index(sim::Stream::DataComm));
   const std::vector<std::string> forward{"embeddings", "layers.0", "layers.1", "layers.2", "head"};
   const std::vector<std::string> backward(forward.rbegin(), forward.rend());
   // Device 0's data stream: the forward's five gathers, the backward's five, then the gradients.
@@ -443,4 +443,41 @@ TEST_CASE("lower: every queue follows the task ids and the one-pass engine gives
   sim::TaskGraph unordered = g;
   unordered.queues_follow_ids = false;
   CHECK(one_pass == sim::simulate_fifo(unordered, coll_ps));
+}
+
+TEST_CASE("lower: MoE token routing is an all-to-all over the expert axis on the expert stream", "[sim][lower]") {
+  // The small GPT with 4 experts per layer on dp 2 × ep 2 (4 devices; experts sharded over ep): every
+  // dispatch and combine is an all-to-all whose group varies along the expert axis only, timed as
+  // expert communication on the expert stream — decided by the axis's role, not its name.
+  models::TransformerConfig c;
+  c.name = "small-moe";
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.vocab = 128;
+  c.seq_len = 32;
+  c.experts = 4;
+  PlanSpec spec;
+  spec.dp = 4;
+  spec.ep = 2;
+  c.batch = 4;
+  strategies::TrainingSpec training;
+  training.global_batch = 4;
+  training.micro_batch = 1;
+  const models::Graph graph = models::build_transformer(c);
+  REQUIRE_FALSE(strategies::check_plan(graph, training, spec, 4));
+  const strategies::Plan plan = strategies::make_plan(graph, training, spec, 4);
+  REQUIRE(plan.mesh.axes[static_cast<std::size_t>(plan.ep_axis)].role == strategies::AxisRole::Expert);
+  const sim::LoweredStep step = sim::lower(graph, plan, testing::flat_cluster(4), testing::flat_profile(1e12, 1e12));
+  std::int64_t all_to_all = 0;
+  for (const Coll& coll : collectives(step.tasks)) {
+    if (coll.kind != CollectiveKind::AllToAll) continue;
+    ++all_to_all;
+    CHECK(coll.category == Category::ExpertComm);
+    CHECK(coll.stream == sim::stream_index(sim::Stream::ExpertComm));
+    // Device id = dp·2 + ep (ep innermost of the data axes): an expert group is two consecutive ids.
+    CHECK(coll.group.size() == 2);
+    CHECK(coll.group[1] == coll.group[0] + 1);
+  }
+  CHECK(all_to_all > 0);
 }

@@ -14,6 +14,7 @@
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
+#include "sim/summarize.hpp"
 #include "sim/task_graph.hpp"
 
 using namespace parasim;
@@ -42,8 +43,9 @@ struct Op {
 
 /// The makespan, in seconds, of `ops` started together on `cluster` under `backend`.
 double run(const Cluster& cluster, const std::vector<Op>& ops, Backend backend) {
-  std::vector<std::string> streams{"compute"};
-  for (std::size_t i = 0; i < ops.size(); ++i) streams.push_back("comm" + std::to_string(i));
+  // One communication stream per op, so that the ops start together.
+  std::vector<Stream> streams{Stream::Compute};
+  for (std::size_t i = 0; i < ops.size(); ++i) streams.push_back(Stream::TensorComm);
   TaskGraphBuilder b(cluster.device_count(), streams);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
@@ -191,14 +193,14 @@ TEST_CASE("the scenario's algorithm choice wins over auto, and both backends run
   // An all-reduce of 1 GB over 2 nodes × 4 asks for Auto. Auto picks the least predicted time:
   // hierarchical, 0.040016 s, against ring 0.04382 s and tree 0.05003 s (tests/sim/collectives_test.cpp).
   Cluster c = switched(2, 4);
-  TaskGraphBuilder b(8, {"compute", "comm"});
+  TaskGraphBuilder b(8, {Stream::Compute, Stream::TensorComm});
   b.enqueue(b.add_collective(b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, b.group(iota(8)), 1e9, -1}), 1,
                              Category::GradientComm, -1, b.label("ar"), {}));
   const TaskGraph g = std::move(b).finish();
   CHECK(estimate_collectives(g, c).at(0).algorithm == CollectiveAlgorithm::Hierarchical);
   CHECK_THAT(lone(c, Op{CollectiveKind::AllReduce, iota(8), 1e9}, backend), WithinRel(0.040016, tolerance(backend)));
-  // cluster.algorithms.all_reduce = "ring": the ring's 0.04382 s, under either backend.
-  c.algorithms.all_reduce = "ring";
+  // cluster.algorithms.all_reduce = ring: the ring's 0.04382 s, under either backend.
+  c.algorithms.all_reduce = CollectiveAlgorithm::Ring;
   CHECK(estimate_collectives(g, c).at(0).algorithm == CollectiveAlgorithm::Ring);
   CHECK_THAT(lone(c, Op{CollectiveKind::AllReduce, iota(8), 1e9}, backend), WithinRel(0.04382, tolerance(backend)));
 }

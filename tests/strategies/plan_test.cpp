@@ -153,7 +153,7 @@ TEST_CASE("plan: make_plan shards as Megatron does", "[strategies][plan]") {
   spec.sequence_parallel = sp;
   INFO("sequence parallel " << sp);
   const Plan plan = make_plan(g, batch(4), spec, 4);
-  CHECK(plan.mesh == DeviceMesh{{{"pp", 1}, {"dp", 2}, {"tp", 2}}});
+  CHECK(plan.mesh == DeviceMesh{{{"pp", 1, AxisRole::Pipeline}, {"dp", 2, AxisRole::Data}, {"tp", 2, AxisRole::Tensor}}});
   REQUIRE(plan.dp_axis == 1);
   REQUIRE(plan.tp_axis == 2);
   CHECK(plan.pp_axis == 0);
@@ -223,7 +223,7 @@ TEST_CASE("plan: {pp, dp, tp} = {2, 2, 2} — tensor-parallel groups are consecu
     s.tp = 2;
     return s;
   }(), 8);
-  CHECK(plan.mesh == DeviceMesh{{{"pp", 2}, {"dp", 2}, {"tp", 2}}});
+  CHECK(plan.mesh == DeviceMesh{{{"pp", 2, AxisRole::Pipeline}, {"dp", 2, AxisRole::Data}, {"tp", 2, AxisRole::Tensor}}});
   CHECK(plan.dp() == 2);
   CHECK(plan.tp() == 2);
   const std::vector<int> tp{plan.tp_axis}, dp{plan.dp_axis}, pp{plan.pp_axis};

@@ -14,9 +14,9 @@
 // first plan is at least as fast as theirs and their mesh is among the ten best plans.
 #include <catch2/catch.hpp>
 
-#include "cli/search_evaluator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_source.hpp"
+#include "scenarios/search_evaluator.hpp"
 #include "scenarios/search_spec.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/search/search.hpp"
@@ -30,7 +30,7 @@ namespace {
 /// scenario's plan as the reference; checks the scenario's device count and data-parallel degree.
 search::SearchOutcome search_scenario(const std::string& file, std::int64_t devices, std::int64_t dp) {
   const scenarios::Scenario s = scenarios::load_scenario(file);
-  const cli::SearchEvaluator evaluator(s, scenarios::scenario_profile(s));
+  const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
   const scenarios::SearchSpec spec = scenarios::decode_search_spec(JsonDocument::read_file(file), s, evaluator.profile());
   search::SearchProblem problem;
   problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };

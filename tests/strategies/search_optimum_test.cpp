@@ -7,9 +7,9 @@
 
 #include <map>
 
-#include "cli/search_evaluator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_source.hpp"
+#include "scenarios/search_evaluator.hpp"
 #include "strategies/search/search.hpp"
 
 namespace search = parasim::strategies::search;
@@ -50,7 +50,7 @@ TEST_CASE("the search ranks first the plan brute force finds best", "[strategies
   const Case& k = kCases[c];
   INFO(k.name);
   const scenarios::Scenario s = scenarios::parse_scenario(k.scenario, "case.json");
-  const cli::SearchEvaluator evaluator(s, scenarios::scenario_profile(s));
+  const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
   search::SearchProblem problem;
   problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
   problem.training = s.training;

@@ -11,21 +11,21 @@
 #include "calibrate/nccl_tests.hpp"
 #include "strategies/search/executor.hpp"
 
-namespace parasim::cli {
+namespace parasim::mpi {
 
 /// Whether this build has MPI.
-[[nodiscard]] bool mpi_available();
+[[nodiscard]] bool available();
 /// Whether a launcher (mpirun, srun with PMIx) started this process.
 [[nodiscard]] bool launched_by_mpirun();
 
 /// MPI for the lifetime of the object (MPI_Init … MPI_Finalize) when launched by mpirun and the
 /// build has MPI; one process otherwise. At most one at a time per process (MPI initialises once).
-class MpiSession {
+class Session {
  public:
-  MpiSession();
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
+  Session();
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   [[nodiscard]] bool active() const { return active_; }
   [[nodiscard]] int rank() const { return rank_; }
@@ -44,7 +44,7 @@ class MpiSession {
   /// of `iterations`, the slowest rank's — and returned on every rank as an nccl-tests log of
   /// all_reduce (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition:
   /// active(). (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI
-  /// symbols in this one place: cli/CMakeLists.txt.)
+  /// symbols in this one library: mpi/CMakeLists.txt.)
   [[nodiscard]] calibrate::NcclTestsLog all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const;
 
  private:
@@ -54,4 +54,4 @@ class MpiSession {
   std::string note_;
 };
 
-}  // namespace parasim::cli
+}  // namespace parasim::mpi

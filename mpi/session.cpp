@@ -1,4 +1,4 @@
-#include "cli/mpi.hpp"
+#include "mpi/session.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,7 +14,7 @@
 #include <mpi.h>
 #endif
 
-namespace parasim::cli {
+namespace parasim::mpi {
 namespace {
 
 #ifdef PARASIM_HAVE_MPI
@@ -78,7 +78,7 @@ class MpiExecutor final : public strategies::search::Executor {
 
 }  // namespace
 
-bool mpi_available() {
+bool available() {
 #ifdef PARASIM_HAVE_MPI
   return true;
 #else
@@ -88,7 +88,7 @@ bool mpi_available() {
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr; }
 
-MpiSession::MpiSession() {
+Session::Session() {
   if (!launched_by_mpirun()) return;
 #ifdef PARASIM_HAVE_MPI
   int initialized = 0;
@@ -102,7 +102,7 @@ MpiSession::MpiSession() {
 #endif
 }
 
-MpiSession::~MpiSession() {
+Session::~Session() {
 #ifdef PARASIM_HAVE_MPI
   if (active_) {
     int finalized = 0;
@@ -112,14 +112,14 @@ MpiSession::~MpiSession() {
 #endif
 }
 
-std::unique_ptr<strategies::search::Executor> MpiSession::executor(unsigned threads) const {
+std::unique_ptr<strategies::search::Executor> Session::executor(unsigned threads) const {
 #ifdef PARASIM_HAVE_MPI
   if (active_ && size_ > 1) return std::make_unique<MpiExecutor>(rank_, size_, threads);
 #endif
   return std::make_unique<strategies::search::ThreadExecutor>(threads);
 }
 
-calibrate::NcclTestsLog MpiSession::all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const {
+calibrate::NcclTestsLog Session::all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const {
   PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "an all-reduce sweep runs under MPI");
   calibrate::NcclTestsLog log;
   log.test = calibrate::NcclTest::AllReduce;
@@ -160,4 +160,4 @@ calibrate::NcclTestsLog MpiSession::all_reduce_sweep(const std::vector<double>& 
   return log;
 }
 
-}  // namespace parasim::cli
+}  // namespace parasim::mpi

@@ -1,18 +1,18 @@
-#include "cli/search_evaluator.hpp"
+#include "sim/search_estimate.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include "common/error.hpp"
-#include "scenarios/model_source.hpp"
 #include "sim/collectives.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/simulate.hpp"
+#include "sim/work/work.hpp"
 #include "strategies/memory.hpp"
 #include "strategies/pipeline_cut.hpp"
 #include "strategies/stage_weights.hpp"
 
-namespace parasim::cli {
+namespace parasim::sim {
 namespace {
 
 using strategies::InnerAxisUse;
@@ -67,10 +67,8 @@ std::int64_t gcd(std::int64_t a, std::int64_t b) { return b == 0 ? a : gcd(b, a 
 
 }  // namespace
 
-SearchEvaluator::SearchEvaluator(const scenarios::Scenario& scenario, sim::Profile profile)
-    : scenario_(scenario), profile_(std::move(profile)) {
-  scenario_.what_ifs.clear();
-}
+SearchEvaluator::SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file)
+    : cluster_spec_(std::move(cluster)), profile_(std::move(profile)), build_graph_(std::move(build_graph)), file_(std::move(file)) {}
 
 strategies::search::Evaluator SearchEvaluator::evaluator() const {
   strategies::search::Evaluator e;
@@ -93,7 +91,7 @@ const sim::Cluster& SearchEvaluator::cluster(std::int64_t nodes) const {
   const std::lock_guard lock(mutex_);
   auto& slot = clusters_[nodes];
   if (!slot) {
-    sim::ClusterSpec spec = scenario_.cluster;
+    sim::ClusterSpec spec = cluster_spec_;
     if (nodes != spec.nodes && !spec.inter_node.torus_dims.empty()) {
       // Explicit torus dims fit one device count; another node count takes the most balanced torus
       // of as many dimensions.
@@ -102,7 +100,7 @@ const sim::Cluster& SearchEvaluator::cluster(std::int64_t nodes) const {
     }
     spec.nodes = nodes;
     if (auto problem = sim::check_cluster_spec(spec, profile_))
-      throw InputError(scenario_.file, 0, 0, "/cluster" + problem->pointer,
+      throw InputError(file_, 0, 0, "/cluster" + problem->pointer,
                        "the cluster with " + std::to_string(nodes) + " nodes: " + problem->message);
     slot = std::make_unique<sim::Cluster>(sim::build_cluster(spec, profile_));
   }
@@ -125,7 +123,7 @@ const std::vector<ProbeLayer>& SearchEvaluator::probe(const Candidate& c, InnerA
 
 std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxisUse use) const {
   const std::int64_t dp = c.plan.ep;  // an MoE model needs its expert axis, a sub-axis of dp
-  const models::Graph graph = scenarios::build_model_graph(scenario_.model, c.training.micro_batch * dp, scenario_.file);
+  const models::Graph graph = build_graph_(c.training.micro_batch * dp);
   const auto layer_count = static_cast<std::int64_t>(graph.layers().size());
   // One stage per graph layer; a transformer's embeddings and head ride with the first and last
   // block, as Megatron places them (and as check_plan allows at most one stage per block).
@@ -152,10 +150,10 @@ std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxis
   strategies::Plan plan = strategies::make_plan(graph, training, spec, devices);
   if (use == InnerAxisUse::Data) plan = strategies::apply_stage_uses(graph, std::move(plan), std::vector<InnerAxisUse>(static_cast<std::size_t>(spec.pp), use));
 
-  // The probe's cluster: the scenario's node kind, as many nodes as the probe needs; a node holds
+  // The probe's cluster: the cluster spec's node kind, as many nodes as the probe needs; a node holds
   // the largest divisor of its device count that divides the probe (so tensor-parallel groups stay
   // inside a node as they do in the candidate).
-  sim::ClusterSpec cs = scenario_.cluster;
+  sim::ClusterSpec cs = cluster_spec_;
   const std::int64_t per_node = gcd(cs.devices_per_node, devices);
   if (cs.inter_node.nics_per_node > 0)
     cs.inter_node.nics_per_node = std::max<std::int64_t>(1, cs.inter_node.nics_per_node * per_node / cs.devices_per_node);
@@ -278,7 +276,8 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     // The sends of a chunk leave from its last layer (chunks are contiguous runs of layers).
     chunk_send[static_cast<std::size_t>(chunk)] = p.boundary_s;
     // ZeRO-3 gathers each layer's weights before its forward and again before its backward, every
-    // micro-batch, on the data-parallel stream (Rajbhandari et al. 2020, §5.3; as sim/lower.cpp).
+    // micro-batch, on the data-parallel stream (Rajbhandari et al. 2020, §5.3; as
+    // sim/work/weight_gathers.hpp).
     if (plan.zero >= 3 && groups[si].size() > 1) {
       const double gather = seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes);
       gathers[si] += gather;
@@ -293,12 +292,12 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   for (std::int64_t s = 0; s < pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
     if (groups[si].size() <= 1) continue;
-    reduce[si] = plan.zero == 0 ? seconds_of(cl, sim::CollectiveKind::AllReduce, groups[si], grads[si])
-                                : seconds_of(cl, sim::CollectiveKind::ReduceScatter, groups[si], grads[si]);
+    // The collective the lowering reduces a bucket with (sim/work/work.hpp).
+    reduce[si] = seconds_of(cl, gradient_bucket_kind(plan), groups[si], grads[si]);
     double exposed = 0;
     // ZeRO-2 and -3 reduce-scatter every micro-batch's gradients (DeepSpeed) during its backward.
-    // ZeRO-3 also gathers each layer's weights one layer ahead of the compute (sim/lower.cpp,
-    // WeightGathers): each pass waits for its first gather (the forward's first layer, the
+    // ZeRO-3 also gathers each layer's weights one layer ahead of the compute
+    // (sim/work/weight_gathers.hpp): each pass waits for its first gather (the forward's first layer, the
     // backward's last), and the rest are exposed only where they outlast the compute they overlap;
     // the backward's gathers share the data stream with its reduce-scatters.
     if (plan.zero >= 3)
@@ -332,7 +331,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
 
   // After the last backward: what is left of the gradient reduction (overlapped with that backward
   // when the plan overlaps it), the optimizer step (on a 1/dp shard under ZeRO), and under ZeRO-1
-  // and -2 the all-gather of the updated parameters (sim/lower.cpp's order).
+  // and -2 the all-gather of the updated parameters (the order of sim/lower/step_end.cpp).
   double tail = 0, tail_comm = 0, tail_opt = 0;
   for (std::int64_t s = 0; s < pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
@@ -371,4 +370,4 @@ Evaluation SearchEvaluator::simulate(const Candidate& c, const models::Graph& gr
   return from_result(s.result);
 }
 
-}  // namespace parasim::cli
+}  // namespace parasim::sim

@@ -1,5 +1,7 @@
 #pragma once
-/// The plan search's evaluator, wired to sim/ (strategies/search never includes sim/):
+/// The plan search's evaluator (strategies::search::Evaluator) made of sim/'s lowering and engines:
+/// strategies/search never includes sim/, so the search takes this as a parameter
+/// (scenarios/search_evaluator.hpp builds one for a scenario).
 ///  - simulate: sim::simulate with the analytical engine and the data-parallel replica shortcut;
 ///  - refine: the same with the simgrid backend;
 ///  - layer_costs: per graph layer, one micro-batch's forward, backward (recomputation included) and
@@ -10,7 +12,7 @@
 ///    the lowering's own answer — the same segments, collectives and sends — at a few thousandths of
 ///    the cost of a step; probes are cached per (tp, micro-batch, ep, recompute, sequence parallel,
 ///    stage use).
-///  - estimate: a closed form over the probe's layer costs (see search_evaluator.cpp):
+///  - estimate: a closed form over the probe's layer costs (see search_estimate.cpp):
 ///       T = (m − 1)·max_s W_s + (Σ_s W_s + (v − 1)·max_s W_s)/v        pipeline (Narayanan et al. 2021 §2.2)
 ///         + pipeline sends on the fill and drain path
 ///         + max_s (exposed gradient reduction_s + optimizer_s)
@@ -18,19 +20,22 @@
 ///    and ZeRO-3 gathers priced by sim's collective cost on the plan's real data-parallel groups.
 /// Every function is thread-safe: clusters and probes are built once under a lock and then shared.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
-#include "scenarios/scenario.hpp"
+#include "models/graph.hpp"
 #include "sim/cluster.hpp"
+#include "sim/cluster_spec.hpp"
 #include "sim/profile.hpp"
 #include "strategies/search/evaluation.hpp"
 
-namespace parasim::cli {
+namespace parasim::sim {
 
 /// One layer's costs from a probe, per micro-batch on one device of its stage, in seconds.
 struct ProbeLayer {
@@ -45,18 +50,23 @@ struct ProbeLayer {
 
 class SearchEvaluator {
  public:
-  /// `scenario` must come from the loader; `profile` is the one it uses.
-  SearchEvaluator(const scenarios::Scenario& scenario, sim::Profile profile);
+  /// The model's graph for `batch` samples. Called from several threads at once.
+  using GraphBuilder = std::function<models::Graph(std::int64_t batch)>;
+
+  /// `cluster`: a checked cluster spec (a candidate's node count replaces its own); `profile`: the
+  /// one it is checked against; `build_graph`: the model the search plans; `file`: the scenario file,
+  /// named by the errors about its cluster.
+  SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file);
   SearchEvaluator(const SearchEvaluator&) = delete;
   SearchEvaluator& operator=(const SearchEvaluator&) = delete;
 
   /// The functions the search calls; they borrow this object, which must outlive them.
   [[nodiscard]] strategies::search::Evaluator evaluator() const;
 
-  /// The cluster of `nodes` nodes (the scenario's, with that node count). Throws InputError naming
+  /// The cluster of `nodes` nodes (the cluster spec's, with that node count). Throws InputError naming
   /// the problem when the cluster spec cannot have that many nodes.
-  [[nodiscard]] const sim::Cluster& cluster(std::int64_t nodes) const;
-  [[nodiscard]] const sim::Profile& profile() const { return profile_; }
+  [[nodiscard]] const Cluster& cluster(std::int64_t nodes) const;
+  [[nodiscard]] const Profile& profile() const { return profile_; }
 
   [[nodiscard]] strategies::search::Evaluation estimate(const strategies::search::Candidate& c, const models::Graph& graph,
                                                         const strategies::Plan& plan) const;
@@ -73,11 +83,13 @@ class SearchEvaluator {
   };
   [[nodiscard]] std::vector<ProbeLayer> run_probe(const strategies::search::Candidate& c, strategies::InnerAxisUse use) const;
 
-  scenarios::Scenario scenario_;
-  sim::Profile profile_;
+  ClusterSpec cluster_spec_;
+  Profile profile_;
+  GraphBuilder build_graph_;
+  std::string file_;
   mutable std::mutex mutex_;
-  mutable std::map<std::int64_t, std::unique_ptr<sim::Cluster>> clusters_;
+  mutable std::map<std::int64_t, std::unique_ptr<Cluster>> clusters_;
   mutable std::map<ProbeKey, std::unique_ptr<ProbeSlot>> probes_;
 };
 
-}  // namespace parasim::cli
+}  // namespace parasim::sim

@@ -1,0 +1,20 @@
+#pragma once
+/// Collective kinds and algorithms, and their names as scenarios, results and traces write them.
+/// Apart from sim/collectives.hpp so that a cluster spec (sim/cluster_spec.hpp) can hold the
+/// algorithm each kind uses.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parasim::sim {
+
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, SendRecv };
+enum class CollectiveAlgorithm { Auto, Ring, Tree, Hierarchical, TorusRings, Direct };
+
+[[nodiscard]] std::string_view to_string(CollectiveKind k);
+[[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
+[[nodiscard]] const std::vector<std::string>& collective_algorithm_names();
+[[nodiscard]] std::optional<CollectiveAlgorithm> collective_algorithm_from_string(std::string_view s);
+
+}  // namespace parasim::sim

@@ -1,0 +1,61 @@
+#include "sim/work/op_work.hpp"
+
+#include <algorithm>
+
+#include "strategies/local_shape.hpp"
+
+namespace parasim::sim {
+
+OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
+               models::DType precision) {
+  using strategies::local_dim_size;
+  using strategies::local_elements;
+  OpWork w;
+  w.dtype = precision;
+  w.cls = models::op_class(op.kind);
+  if (op.kind == models::OpKind::Input) {
+    w.is_input = true;
+    return w;
+  }
+  const double points = strategies::local_points(mesh, sharding, op);
+  w.fwd_flops = op.flops_per_point * points;
+  w.bwd_flops = op.bwd_flops_factor * w.fwd_flops;
+
+  double bytes = 0;
+  for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype));
+  const double out_bytes = local_elements(mesh, sharding, op, op.output) * static_cast<double>(models::bytes_of(op.output.dtype));
+  if (op.kind == models::OpKind::Embedding) {
+    bytes += out_bytes;
+  } else {
+    for (const auto& wt : op.weights)
+      bytes += local_elements(mesh, sharding, op, wt.spec) * static_cast<double>(models::bytes_of(wt.spec.dtype));
+  }
+  bytes += out_bytes;
+  w.bytes = bytes;
+
+  if (w.cls == models::OpClass::Gemm) {
+    auto extent = [&](const std::vector<std::string>& dims) {
+      double e = 1;
+      for (const auto& d : dims) e *= static_cast<double>(local_dim_size(mesh, sharding, op, d));
+      return e;
+    };
+    double size = 2;
+    for (const auto* dims : {&op.gemm_batch, &op.gemm_m, &op.gemm_n, &op.gemm_k})
+      for (const auto& d : *dims) size *= static_cast<double>(local_dim_size(mesh, sharding, op, d));
+    w.gemm_batch = extent(op.gemm_batch);
+    w.gemm_m = extent(op.gemm_m);
+    w.gemm_n = extent(op.gemm_n);
+    w.gemm_k = extent(op.gemm_k);
+    w.gemm_flops = size;
+    // Fused multi-GEMM operators (the MoE experts: gate, up, down) count one kernel per GEMM.
+    w.gemms = std::max(1, static_cast<int>(w.fwd_flops / std::max(size, 1.0) + 0.5));
+  }
+  w.has_backward = op.bwd_flops_factor > 0 || w.cls == models::OpClass::MemoryBound;
+  // A GEMM's backward is two GEMMs of the forward's size (data and weight gradient).
+  w.bwd_kernels = w.cls == models::OpClass::Gemm ? w.gemms * std::max(1, static_cast<int>(op.bwd_flops_factor + 0.5)) : 1;
+  w.weights = static_cast<int>(op.weights.size());
+  for (const auto& wt : op.weights) w.weight_elements += local_elements(mesh, sharding, op, wt.spec);
+  return w;
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,36 @@
+#pragma once
+/// The work of one operator on one device under its sharding: local FLOPs, bytes moved, and for a
+/// matrix product its local m × n × k. Independent of any profile: the cost model
+/// (sim/cost_model.hpp) turns it into time for a device, and an executor into a kernel launch.
+#include "models/operator.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::sim {
+
+struct OpWork {
+  models::OpClass cls = models::OpClass::MemoryBound;
+  models::DType dtype = models::DType::F16;  ///< the precision it runs in
+  bool is_input = false;                     ///< a graph input: no work
+  bool has_backward = false;                 ///< a backward kernel runs (GEMMs with gradients, memory-bound ops)
+  double fwd_flops = 0;                      ///< local forward FLOPs
+  double bwd_flops = 0;                      ///< local backward FLOPs
+  /// Bytes the forward kernel(s) read and write: activation inputs, weights (an embedding reads only
+  /// the rows it looks up) and the output, in their local sizes. Backward moves twice this.
+  double bytes = 0;
+  /// A matrix product's local extents (products of its batch, m, n and k dims; 1 otherwise).
+  double gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;
+  /// FLOPs of one GEMM of the kernel, 2·batch·m·n·k: the size its efficiency is read at (0 for
+  /// memory-bound operators).
+  double gemm_flops = 0;
+  int gemms = 1;        ///< kernels of the forward (fused multi-GEMM operators: one per GEMM)
+  int bwd_kernels = 1;  ///< kernels of the backward (a GEMM's: the data and the weight gradient)
+  int weights = 0;             ///< weight tensors the operator holds
+  double weight_elements = 0;  ///< their local parameters (gradient accumulation passes over them)
+  bool operator==(const OpWork&) const = default;
+};
+
+/// The work of `op` on one device of `mesh` under `sharding`, in `precision`.
+[[nodiscard]] OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
+                             models::DType precision);
+
+}  // namespace parasim::sim

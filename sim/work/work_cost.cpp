@@ -1,0 +1,86 @@
+#include "sim/work/work_cost.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "sim/cost_model.hpp"
+
+namespace parasim::sim {
+
+OpSeconds op_seconds(const StepWork& step, const strategies::Plan& plan, const DeviceProfile& device, double speed_factor) {
+  const double m_batches = static_cast<double>(plan.micro_batches);
+  double accumulate_passes = 0, accumulate_bytes_per_param = 0;  // passes per micro-batch, bytes per pass
+  switch (plan.grad_accumulation) {
+    case strategies::GradAccumulation::Fused: break;
+    case strategies::GradAccumulation::Autograd:
+      accumulate_passes = (m_batches - 1) / m_batches;
+      accumulate_bytes_per_param = 6;
+      break;
+    case strategies::GradAccumulation::Fp32Buffer:
+      accumulate_passes = 1;
+      accumulate_bytes_per_param = 10;
+      break;
+  }
+  OpSeconds s;
+  s.forward.resize(step.op_work.size());
+  s.backward.resize(step.op_work.size());
+  for (std::size_t op = 0; op < step.op_work.size(); ++op) {
+    const OpWork& w = step.op_work[op];
+    const OpCost c = op_cost(device, w);
+    s.forward[op] = c.fwd_s / speed_factor;
+    s.backward[op] = c.bwd_s / speed_factor;
+    if (accumulate_passes > 0 && w.weights > 0) {
+      const double params = w.weight_elements;
+      // One addition per parameter per pass.
+      s.backward[op] += kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, params * accumulate_passes,
+                                       params * accumulate_bytes_per_param * accumulate_passes, 0, 1) /
+                        speed_factor;
+    }
+  }
+  return s;
+}
+
+Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& seconds, const strategies::Plan& plan,
+                          const DeviceProfile& device, double speed_factor) {
+  const ComputeWork& cw = step.computes[work];
+  if (cw.optimizer_stage >= 0) {
+    // A fused, memory-bound update: about 12 FLOPs per parameter (Adam), the optimizer's bytes per
+    // parameter moved (sim/cost_model.hpp).
+    const double updated = step.stage_updated[static_cast<std::size_t>(cw.optimizer_stage)];
+    const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision);
+    return Picoseconds::from_seconds(
+        kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1) / speed_factor);
+  }
+  double s = 0;
+  for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
+    const OpPass& p = step.ops[k];
+    s += p.pass == Pass::Backward ? seconds.backward[p.op] : seconds.forward[p.op];
+  }
+  return Picoseconds::from_seconds(s);
+}
+
+WorkDurations work_durations(const StepWork& step, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile) {
+  WorkDurations out;
+  out.class_of.resize(cluster.devices.size());
+  std::vector<std::pair<std::string, double>> classes;
+  for (const auto& d : cluster.devices) {
+    const auto key = std::make_pair(d.kind, d.speed_factor);
+    auto it = std::find(classes.begin(), classes.end(), key);
+    if (it == classes.end()) {
+      classes.push_back(key);
+      it = classes.end() - 1;
+    }
+    out.class_of[static_cast<std::size_t>(d.id)] = static_cast<std::size_t>(it - classes.begin());
+  }
+  for (const auto& [kind, speed] : classes) {
+    const DeviceProfile& dev = profile.device(kind);
+    const OpSeconds seconds = op_seconds(step, plan, dev, speed);
+    auto& durations = out.of_class.emplace_back();
+    durations.reserve(step.computes.size());
+    for (WorkId w = 0; w < step.computes.size(); ++w) durations.push_back(work_duration(step, w, seconds, plan, dev, speed));
+  }
+  return out;
+}
+
+}  // namespace parasim::sim
