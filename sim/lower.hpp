@@ -27,7 +27,7 @@ inline const std::vector<Stream> kTrainingStreams{Stream::Compute, Stream::Tenso
 [[nodiscard]] constexpr std::uint8_t stream_index(Stream s) { return static_cast<std::uint8_t>(s); }
 
 struct LowerOptions {
-  /// Simulate one data-parallel replica and stand it for all (DESIGN.md: identical replicas may be
+  /// Simulate one data-parallel replica and stand it for all (identical replicas may be
   /// simulated once). Used only when every replica is identical — the same device kinds, speeds and
   /// links at the same place of the other mesh axes (sim/replicas.hpp); otherwise every device is
   /// simulated.

@@ -70,7 +70,7 @@ struct Result {
   std::string device_kind;
   std::int64_t devices = 0;
   std::int64_t tasks = 0;
-  /// The data-parallel replica shortcut (DESIGN.md): one replica was simulated and stands for all;
+  /// The data-parallel replica shortcut: one replica was simulated and stands for all;
   /// per-device figures cover the simulated devices, whole-step figures the whole cluster.
   bool replica_shortcut = false;
   std::int64_t simulated_devices = 0;

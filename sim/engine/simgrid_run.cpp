@@ -7,7 +7,8 @@
 // closed forms the analytical backend uses. So the model is CM02 (plain max-min sharing of each
 // link between the flows crossing it) with cross-traffic off: on a ring all-reduce of 1 GB over 64
 // hosts it gives exactly the closed form, where LV08 is 12% slower and CM02 with cross-traffic 5%
-// (measured, /work/shared/notes/simgrid-3.32.md). Links carry no latency in SimGrid: the latency
+// (measured here with SimGrid 3.32; the models are described in SimGrid's documentation,
+// "Configuring SimGrid", network/model: CM02, LV08). Links carry no latency in SimGrid: the latency
 // of a flow is the α of the algorithm steps it stands for (Flow::latency_s), which the collective
 // pays as a wait before the flow's bytes move; SimGrid would charge a route's latency only once per
 // flow, and a coarsened flow stands for many messages.

@@ -303,10 +303,6 @@ void describe_step_end(const Graph& g, const Plan& plan, StepWork& step) {
 
 }  // namespace
 
-ChunkWork describe_chunk(const Graph& graph, const Plan& plan, std::int32_t chunk, StepWork& step) {
-  return ChunkWriter(graph, plan, graph.topological_order(), chunk, step).write();
-}
-
 StepWork describe_step(const Graph& g, const Plan& plan) {
   PARASIM_CHECK(plan.sharding.size() == g.op_count(), "one sharding per operator");
   StepWork step;

@@ -18,8 +18,4 @@
 
 namespace parasim::sim {
 
-/// The forward and backward programs of model chunk `chunk`, their compute items added to `step`'s
-/// tables.
-[[nodiscard]] ChunkWork describe_chunk(const models::Graph& graph, const strategies::Plan& plan, std::int32_t chunk, StepWork& step);
-
 }  // namespace parasim::sim

@@ -233,8 +233,8 @@ TEST_CASE("lower: data parallel reduces the gradients once per bucket after the 
 
 TEST_CASE("lower: gradient buckets smaller than the model overlap the last backward", "[sim][lower]") {
   // dp 2, buckets of 0.05 MiB = 52,428.8 B; the gradients are 216,576 B, a block's alone 99,968 B.
-  // PyTorch DDP (and DESIGN.md: "gradient buckets all-reduced on the communication stream while
-  // backward continues") launches a bucket as soon as it fills during the backward: there are several
+  // PyTorch DDP (Li et al., "PyTorch Distributed", VLDB 2020, §3.2.3: gradient bucketing overlapped
+  // with the backward) launches a bucket as soon as it fills during the backward: there are several
   // buckets, and the first starts while the last micro-batch's backward still computes.
   PlanSpec spec;
   spec.grad_bucket_mb = 0.05;

@@ -1,4 +1,4 @@
-// The data-parallel replica shortcut (DESIGN.md: identical replicas may be simulated once) must not
+// The data-parallel replica shortcut (identical replicas may be simulated once) must not
 // change any figure of the step: identical replicas reach every gradient collective together.
 #include <catch2/catch.hpp>
 
