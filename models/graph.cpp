@@ -13,6 +13,29 @@
 
 namespace parasim::models {
 
+std::string_view to_string(MlpKind k) {
+  switch (k) {
+    case MlpKind::Gelu: return "gelu";
+    case MlpKind::SwiGLU: return "swiglu";
+    case MlpKind::SquaredRelu: return "squared_relu";
+  }
+  return "gelu";
+}
+
+std::optional<MlpKind> mlp_kind_from_string(std::string_view s) {
+  for (MlpKind k : {MlpKind::Gelu, MlpKind::SwiGLU, MlpKind::SquaredRelu})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::string_view to_string(AttentionKind k) { return k == AttentionKind::Fused ? "fused" : "eager"; }
+
+std::optional<AttentionKind> attention_kind_from_string(std::string_view s) {
+  if (s == "fused") return AttentionKind::Fused;
+  if (s == "eager") return AttentionKind::Eager;
+  return std::nullopt;
+}
+
 std::int32_t Graph::add_layer(std::string name) {
   layers_.push_back(Layer{std::move(name)});
   return static_cast<std::int32_t>(layers_.size() - 1);
@@ -176,6 +199,7 @@ std::optional<GraphProblem> Graph::check() const {
       if (s < 0 || static_cast<std::size_t>(s) >= o.inputs.size())
         return at_op(id, "saved_inputs", who + ": saves input slot " + std::to_string(s) + ", which does not exist");
     for (auto [field, v] : {std::pair{"flops_per_point", o.flops_per_point}, {"bwd_flops_factor", o.bwd_flops_factor},
+                            {"model_flops_per_point", o.model_flops_per_point},
                             {"saved_mask_bytes_per_element", o.saved_mask_bytes_per_element}})
       if (!std::isfinite(v) || v < 0) return at_op(id, field, who + ": " + field + " must be a finite number >= 0");
     for (std::size_t i = 0; i < o.weights.size(); ++i) {
@@ -290,6 +314,12 @@ double Graph::fwd_flops() const {
 double Graph::bwd_flops() const {
   double f = 0;
   for (OpId id = 0; id < op_count(); ++id) f += g_[id].bwd_flops();
+  return f;
+}
+
+double Graph::model_flops() const {
+  double f = 0;
+  for (OpId id = 0; id < op_count(); ++id) f += g_[id].model_flops();
   return f;
 }
 

@@ -28,6 +28,19 @@ struct Layer {
   bool operator==(const Layer&) const = default;
 };
 
+/// The MLP of a transformer block: GELU (two matrices: GPT, BERT), SwiGLU (three: Llama, Mistral) or
+/// squared ReLU (two matrices, relu(x)²: Nemotron-4, So et al. 2021 "Primer").
+enum class MlpKind { Gelu, SwiGLU, SquaredRelu };
+/// How attention runs: one fused kernel that never writes the b·a·s² scores (FlashAttention, Dao et al.
+/// 2022; cuDNN's fused attention), or the eager sequence scores → softmax → dropout → context whose
+/// scores are materialised (Megatron-LM before 2022, the SC'21 runs).
+enum class AttentionKind { Fused, Eager };
+
+[[nodiscard]] std::string_view to_string(MlpKind k);
+[[nodiscard]] std::optional<MlpKind> mlp_kind_from_string(std::string_view s);  ///< "gelu", "swiglu", "squared_relu"
+[[nodiscard]] std::string_view to_string(AttentionKind k);
+[[nodiscard]] std::optional<AttentionKind> attention_kind_from_string(std::string_view s);  ///< "fused", "eager"
+
 /// Shape facts of a transformer, kept beside the graph for the closed-form formulas that are stated
 /// in these terms (Narayanan et al. 2021 FLOPs, Korthikanti et al. 2022 activation memory).
 struct TransformerShape {
@@ -41,7 +54,9 @@ struct TransformerShape {
   std::int64_t vocab = 0;
   std::int64_t experts = 0;  ///< 0 for dense models
   std::int64_t experts_per_token = 0;
-  bool gated_mlp = false;    ///< SwiGLU (three MLP matrices) instead of GELU (two)
+  MlpKind mlp = MlpKind::Gelu;
+  AttentionKind attention = AttentionKind::Eager;
+  bool dropout = false;  ///< dropout after attention probabilities and after each block's two projections
   bool operator==(const TransformerShape&) const = default;
 };
 
@@ -117,6 +132,8 @@ class Graph {
   [[nodiscard]] std::int64_t layer_param_count(std::int32_t layer) const;
   [[nodiscard]] double fwd_flops() const;
   [[nodiscard]] double bwd_flops() const;
+  /// Forward + backward FLOPs as model FLOPs count them (Operator::model_flops), the numerator of MFU.
+  [[nodiscard]] double model_flops() const;
   [[nodiscard]] double layer_fwd_flops(std::int32_t layer) const;
   [[nodiscard]] double layer_bwd_flops(std::int32_t layer) const;
   /// Operators whose layer is `layer`.

@@ -81,6 +81,7 @@ ojson operator_to_json(const Operator& o, const std::vector<Layer>& layers) {
     if (!list->empty()) j[key] = names_to_json(*list);
   j["flops_per_point"] = o.flops_per_point;
   j["bwd_flops_factor"] = o.bwd_flops_factor;
+  if (o.model_flops_per_point != 0) j["model_flops_per_point"] = o.model_flops_per_point;
   if (!o.saved_inputs.empty()) j["saved_inputs"] = o.saved_inputs;
   if (o.saved_output) j["saved_output"] = true;
   if (o.saved_mask_bytes_per_element != 0) j["saved_mask_bytes_per_element"] = o.saved_mask_bytes_per_element;
@@ -212,6 +213,7 @@ Operator read_operator(const JsonDocument& doc, const std::string& pointer, cons
   o.gemm_k = read_names_or_empty(r, "gemm_k");
   o.flops_per_point = r.number_or("flops_per_point", 0, 0);
   o.bwd_flops_factor = r.number_or("bwd_flops_factor", 0, 0);
+  o.model_flops_per_point = r.number_or("model_flops_per_point", 0, 0);
   if (r.has("saved_inputs"))
     for (const auto& p : r.array("saved_inputs")) o.saved_inputs.push_back(read_index(doc, p));
   else
@@ -235,7 +237,10 @@ TransformerShape read_transformer(ObjectReader r) {
   t.vocab = r.integer("vocab", 1);
   t.experts = r.integer_or("experts", 0, 0);
   t.experts_per_token = r.integer_or("experts_per_token", 0, 0);
-  t.gated_mlp = r.boolean_or("gated_mlp", false);
+  t.mlp = *mlp_kind_from_string(r.enum_string_or("mlp", {"gelu", "swiglu", "squared_relu"}, "gelu"));
+  // Graph files written before fused attention existed hold eager attention.
+  t.attention = *attention_kind_from_string(r.enum_string_or("attention", {"fused", "eager"}, "eager"));
+  t.dropout = r.boolean_or("dropout", false);
   r.finish();
   return t;
 }
@@ -252,7 +257,8 @@ ojson to_json(const Graph& g) {
     j["transformer"] = ojson{{"layers", t->layers},     {"hidden", t->hidden},   {"heads", t->heads},
                              {"kv_heads", t->kv_heads}, {"head_dim", t->head_dim}, {"ffn_hidden", t->ffn_hidden},
                              {"seq_len", t->seq_len},   {"vocab", t->vocab},     {"experts", t->experts},
-                             {"experts_per_token", t->experts_per_token}, {"gated_mlp", t->gated_mlp}};
+                             {"experts_per_token", t->experts_per_token}, {"mlp", std::string(to_string(t->mlp))},
+                             {"attention", std::string(to_string(t->attention))}, {"dropout", t->dropout}};
   }
   ojson layers = ojson::array();
   for (const auto& l : g.layers()) layers.push_back(l.name);

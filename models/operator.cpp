@@ -14,7 +14,7 @@ constexpr KindName kKindNames[] = {
     {OpKind::Pool, "pool"},           {OpKind::Linear, "linear"},       {OpKind::Matmul, "matmul"},
     {OpKind::Softmax, "softmax"},     {OpKind::Embedding, "embedding"}, {OpKind::Add, "add"},
     {OpKind::Dropout, "dropout"},     {OpKind::MoERouter, "moe_router"}, {OpKind::MoEExperts, "moe_experts"},
-    {OpKind::Loss, "loss"},           {OpKind::Cast, "cast"},
+    {OpKind::Loss, "loss"},           {OpKind::Cast, "cast"},           {OpKind::Attention, "attention"},
 };
 }  // namespace
 
@@ -50,6 +50,7 @@ OpClass op_class(OpKind k) {
     case OpKind::Matmul:
     case OpKind::MoEExperts:
     case OpKind::MoERouter: return OpClass::Gemm;
+    case OpKind::Attention: return OpClass::Attention;
     default: return OpClass::MemoryBound;
   }
 }

@@ -40,6 +40,7 @@ enum class OpKind {
   MoEExperts,  ///< the expert FFNs applied to routed tokens
   Loss,        ///< softmax cross-entropy (or log-softmax) over the class/vocab dim
   Cast,        ///< element type conversion (the fp32 upcast of the logits before the loss)
+  Attention,   ///< fused attention: softmax(Q·Kᵀ)·V in one kernel, scores never stored (FlashAttention)
 };
 
 [[nodiscard]] std::string_view to_string(OpKind k);
@@ -47,9 +48,10 @@ enum class OpKind {
 /// Throws nothing; returns false when `s` names no kind.
 [[nodiscard]] bool op_kind_from_string(std::string_view s, OpKind& out);
 
-/// The two operator classes of the cost model: GEMM-like (compute-bound, efficiency by problem size)
-/// and memory-bound (bytes over memory bandwidth).
-enum class OpClass { Gemm, MemoryBound };
+/// The operator classes of the cost model: GEMM-like (compute-bound, efficiency by problem size),
+/// fused attention (compute-bound, its own efficiency by head dim and sequence length) and
+/// memory-bound (bytes over memory bandwidth).
+enum class OpClass { Gemm, Attention, MemoryBound };
 [[nodiscard]] OpClass op_class(OpKind k);
 
 /// A dimension of an operator's iteration space.
@@ -80,7 +82,7 @@ struct Weight {
 struct Operator {
   std::string name;  ///< unique in the graph, e.g. "layers.3.attn.q_proj"
   OpKind kind = OpKind::Input;
-  std::string variant;  ///< activation function or pooling kind; empty otherwise
+  std::string variant;  ///< activation function, pooling kind or attention mask ("causal", "full"); empty otherwise
   std::int32_t layer = 0;  ///< index into Graph::layers(): the unit pipeline stages are cut at
   std::vector<Dim> dims;
   /// Dims that size a tensor but are not loops of the iteration space: the input rows and columns of
@@ -92,8 +94,14 @@ struct Operator {
   std::vector<Weight> weights;
   /// GEMM view (GEMM-class operators only): the dims whose product is the batch count, M, N and K.
   std::vector<std::string> gemm_batch, gemm_m, gemm_n, gemm_k;
-  double flops_per_point = 0;   ///< forward FLOPs per point of the iteration space
+  double flops_per_point = 0;   ///< forward FLOPs per point of the iteration space, as the kernel executes them
   double bwd_flops_factor = 0;  ///< backward FLOPs = factor × forward FLOPs
+  /// Forward + backward FLOPs per point as model FLOPs count them (the numerator of MFU), where that
+  /// differs from what the kernels execute; 0 when it does not. A causal fused attention executes about
+  /// half the score blocks and recomputes the scores in backward, while model FLOPs count the full s²
+  /// and backward twice forward (Chowdhery et al. 2022, PaLM, Appendix B; Megatron-LM's
+  /// num_floating_point_operations).
+  double model_flops_per_point = 0;
   /// Activations kept for backward: these input slots, the output, and `saved_mask_bytes_per_element`
   /// further bytes per output element (a dropout mask: 1; the int64 argmax indices of a max pooling:
   /// 8; the internal activations of a fused operator such as the MoE expert MLP).
@@ -116,6 +124,8 @@ struct Operator {
   [[nodiscard]] double elements(const TensorSpec& t) const;
   [[nodiscard]] double fwd_flops() const { return flops_per_point * points(); }
   [[nodiscard]] double bwd_flops() const { return bwd_flops_factor * fwd_flops(); }
+  /// Forward + backward model FLOPs (see model_flops_per_point).
+  [[nodiscard]] double model_flops() const { return model_flops_per_point > 0 ? model_flops_per_point * points() : fwd_flops() + bwd_flops(); }
   /// Bytes the forward pass reads (activation inputs and weights; an embedding reads only the rows
   /// it looks up, counted as its output size) and writes (the output).
   [[nodiscard]] double fwd_bytes_read() const;

@@ -98,17 +98,11 @@ OpId build_embeddings(Builder& B, OpId tokens) {
   return B.dropout("embed_dropout", x, {B.bdim(), B.sdim(), B.hdim()});
 }
 
-// Attention: Q, K, V projections, scores, softmax, dropout, context, output projection.
-// Returns the output projection (after dropout).
-OpId build_attention(Builder& B, const std::string& p, OpId x) {
+// Eager attention: the b·a·s² scores are written, soft-maxed, dropped out and read again.
+OpId eager_attention(Builder& B, const std::string& p, OpId q, OpId k, OpId v) {
   const auto& c = B.config();
   const std::int64_t g = c.effective_kv_heads(), r = c.heads / g, d = c.effective_head_dim();
   const Dim gd = Builder::dim("g", g), rd = Builder::dim("r", r), dd = Builder::dim("d", d);
-  const bool qkv_bias = c.bias || c.qkv_bias;
-  const OpId q = B.linear(p + "q_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, rd, dd}, qkv_bias);
-  const OpId k = B.linear(p + "k_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
-  const OpId v = B.linear(p + "v_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
-
   const Dim qd = Builder::dim("q", c.seq_len), kd = Builder::dim("k", c.seq_len, false);
   Operator scores = B.op(p + "scores", OpKind::Matmul, {B.bdim(), gd, rd, qd, kd, dd}, {{"b", "q", "g", "r", "d"}, {"b", "k", "g", "d"}},
                          {"b", "g", "r", "q", "k"});
@@ -137,8 +131,52 @@ OpId build_attention(Builder& B, const std::string& p, OpId x) {
   context.flops_per_point = 2;
   context.bwd_flops_factor = 2;
   context.saved_inputs = {0, 1};
-  const OpId ctx = B.add(std::move(context), {pr, v});
+  return B.add(std::move(context), {pr, v});
+}
 
+
+// Fused attention (FlashAttention, Dao et al. 2022; FlashAttention-2, Dao 2023; cuDNN's fused
+// attention): one kernel reads Q, K and V and writes the context; the scores stay on chip, so no
+// a·s² activation is stored. It saves its inputs, its output and the fp32 log-sum-exp of every query
+// row (4 bytes per (b, head, q), i.e. 4/d bytes per output element), and its backward recomputes the
+// scores: five s²-sized matmuls against the forward's two, 2.5 × forward (the FLOP count of
+// flash-attention's own benchmarks). A causal kernel skips the key blocks above the diagonal and
+// executes about half the scores (ops::kCausalAttentionShare). Attention dropout, where the model has it, runs inside the kernel
+// from the RNG state and saves no mask. Model FLOPs count the full s² and backward twice forward,
+// 3 × 4 FLOPs per point, as PaLM's MFU does (Chowdhery et al. 2022, Appendix B).
+OpId fused_attention(Builder& B, const std::string& p, OpId q, OpId k, OpId v) {
+  const auto& c = B.config();
+  const std::int64_t g = c.effective_kv_heads(), r = c.heads / g, d = c.effective_head_dim();
+  const Dim gd = Builder::dim("g", g), rd = Builder::dim("r", r), dd = Builder::dim("d", d);
+  const Dim qd = Builder::dim("q", c.seq_len), kd = Builder::dim("k", c.seq_len, false);
+  Operator a = B.op(p + "core_attention", OpKind::Attention, {B.bdim(), gd, rd, qd, kd, dd},
+                    {{"b", "q", "g", "r", "d"}, {"b", "k", "g", "d"}, {"b", "k", "g", "d"}}, {"b", "q", "g", "r", "d"});
+  a.variant = c.encoder ? "full" : "causal";  // the mask
+  a.gemm_batch = {"b", "g", "r"};
+  a.gemm_m = {"q"};
+  a.gemm_n = {"k"};
+  a.gemm_k = {"d"};
+  const double executed = c.encoder ? 1.0 : kCausalAttentionShare;
+  a.flops_per_point = 4 * executed;  // Q·Kᵀ and P·V, 2 FLOPs per MAC each
+  a.bwd_flops_factor = 2.5;
+  a.model_flops_per_point = 3 * 4;
+  a.saved_inputs = {0, 1, 2};
+  a.saved_output = true;
+  a.saved_mask_bytes_per_element = 4.0 / static_cast<double>(d);
+  return B.add(std::move(a), {q, k, v});
+}
+
+// Attention: Q, K, V projections, attention (fused or eager), output projection.
+// Returns the output projection (after dropout).
+OpId build_attention(Builder& B, const std::string& p, OpId x) {
+  const auto& c = B.config();
+  const std::int64_t g = c.effective_kv_heads(), r = c.heads / g, d = c.effective_head_dim();
+  const Dim gd = Builder::dim("g", g), rd = Builder::dim("r", r), dd = Builder::dim("d", d);
+  const bool qkv_bias = c.bias || c.qkv_bias;
+  const OpId q = B.linear(p + "q_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, rd, dd}, qkv_bias);
+  const OpId k = B.linear(p + "k_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
+  const OpId v = B.linear(p + "v_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {gd, dd}, qkv_bias);
+  const OpId ctx = c.attention == AttentionKind::Fused ? fused_attention(B, p, q, k, v) : eager_attention(B, p, q, k, v);
   const OpId o = B.linear(p + "o_proj", ctx, {B.bdim(), B.sdim()}, {gd, rd, dd}, {Builder::dim("n", c.hidden)}, c.bias);
   return B.dropout(p + "attn_out_dropout", o, {B.bdim(), B.sdim(), B.hdim()});
 }
@@ -155,6 +193,15 @@ OpId build_mlp(Builder& B, const std::string& p, OpId x) {
     act.bwd_flops_factor = 1;
     act.saved_inputs = {0};
     hidden = B.add(std::move(act), {up});
+  } else if (c.mlp == MlpKind::SquaredRelu) {
+    // relu(x)² (So et al. 2021, "Primer"; Nemotron-4): backward needs the activation's input.
+    const OpId up = B.linear(p + "fc1", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
+    Operator act = B.op(p + "squared_relu", OpKind::Activation, {B.bdim(), B.sdim(), fd}, {{"b", "s", "f"}}, {"b", "s", "f"});
+    act.variant = "squared_relu";
+    act.flops_per_point = kSquaredReluFlops;
+    act.bwd_flops_factor = 1;
+    act.saved_inputs = {0};
+    hidden = B.add(std::move(act), {up});
   } else {
     const OpId gate = B.linear(p + "gate_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
     const OpId up = B.linear(p + "up_proj", x, {B.bdim(), B.sdim()}, {B.hdim()}, {fd}, c.bias);
@@ -165,7 +212,7 @@ OpId build_mlp(Builder& B, const std::string& p, OpId x) {
     act.saved_inputs = {0, 1};
     hidden = B.add(std::move(act), {gate, up});
   }
-  const OpId down = B.linear(p + (c.mlp == MlpKind::Gelu ? "fc2" : "down_proj"), hidden, {B.bdim(), B.sdim()}, {fd},
+  const OpId down = B.linear(p + (c.mlp == MlpKind::SwiGLU ? "down_proj" : "fc2"), hidden, {B.bdim(), B.sdim()}, {fd},
                              {Builder::dim("n", c.hidden)}, c.bias);
   return B.dropout(p + "mlp_dropout", down, {B.bdim(), B.sdim(), B.hdim()});
 }
@@ -274,7 +321,7 @@ Graph build_transformer(const TransformerConfig& c) {
   g.set_batch(c.batch);
   g.set_transformer(TransformerShape{c.layers, c.hidden, c.heads, c.effective_kv_heads(), c.effective_head_dim(),
                                      c.effective_ffn_hidden(), c.seq_len, c.vocab, c.experts,
-                                     c.experts > 0 ? c.experts_per_token : 0, c.mlp == MlpKind::SwiGLU});
+                                     c.experts > 0 ? c.experts_per_token : 0, c.mlp, c.attention, c.dropout});
 
   B.set_layer(g.add_layer("embeddings"));
   Operator input = B.op("tokens", OpKind::Input, {B.bdim(), B.sdim()}, {}, {"b", "s"});

@@ -16,7 +16,6 @@
 namespace parasim::models {
 
 enum class NormKind { LayerNorm, RMSNorm };
-enum class MlpKind { Gelu, SwiGLU };
 
 struct TransformerConfig {
   std::string name = "transformer";
@@ -33,6 +32,9 @@ struct TransformerConfig {
   std::int64_t batch = 1;
   NormKind norm = NormKind::LayerNorm;
   MlpKind mlp = MlpKind::Gelu;
+  /// Fused attention is what every current training stack runs (FlashAttention since 2022, cuDNN's
+  /// fused attention in Transformer Engine); eager reproduces runs made before it.
+  AttentionKind attention = AttentionKind::Fused;
   bool bias = true;             ///< biases on every linear layer
   bool qkv_bias = false;        ///< biases on the q, k and v projections only (Qwen2); implied by `bias`
   bool tied_embeddings = true;  ///< the LM head reuses the token embedding

@@ -180,11 +180,13 @@ Graph build_named_model(std::string_view name, const ModelOptions& options, cons
     t->batch = options.batch;
     if (options.dtype) t->dtype = *options.dtype;
     if (options.seq_len) t->seq_len = *options.seq_len;
+    if (options.attention) t->attention = *options.attention;
     if (auto problem = validate(*t)) throw fail(*problem);
     return build_transformer(*t);
   }
   if (auto r = resnet_preset(name)) {
     if (options.seq_len) option_does_not_apply(file, pointer, name, "seq_len", "a CNN", "transformer presets");
+    if (options.attention) option_does_not_apply(file, pointer, name, "attention", "a CNN, which has no attention", "transformer presets");
     r->batch = options.batch;
     if (options.dtype) r->dtype = *options.dtype;
     if (options.image_size) r->image_size = *options.image_size;
@@ -196,6 +198,7 @@ Graph build_named_model(std::string_view name, const ModelOptions& options, cons
   for (const auto& preset : mlp_presets()) {
     if (preset.config.name != name) continue;
     if (options.seq_len) option_does_not_apply(file, pointer, name, "seq_len", "an MLP", "transformer presets");
+    if (options.attention) option_does_not_apply(file, pointer, name, "attention", "an MLP, which has no attention", "transformer presets");
     MlpConfig m = preset.config;
     m.batch = options.batch;
     if (options.dtype) m.dtype = *options.dtype;

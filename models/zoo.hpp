@@ -27,6 +27,7 @@ struct ModelOptions {
   std::optional<std::int64_t> num_classes;  ///< CNNs and MLPs
   std::optional<std::int64_t> in_channels;  ///< CNNs and MLPs
   std::optional<DType> dtype;               ///< activation/weight dtype; preset default otherwise
+  std::optional<AttentionKind> attention;   ///< transformers: fused (the default) or eager
   bool operator==(const ModelOptions&) const = default;
 };
 

@@ -37,7 +37,7 @@ models::TransformerConfig decode_transformer(const json& t, const json& model) {
   c.max_positions = t.value("max_positions", std::int64_t{0});
   c.token_types = t.value("token_types", std::int64_t{0});
   c.norm = t.value("norm", std::string("layernorm")) == "rmsnorm" ? models::NormKind::RMSNorm : models::NormKind::LayerNorm;
-  c.mlp = t.value("mlp", std::string("gelu")) == "swiglu" ? models::MlpKind::SwiGLU : models::MlpKind::Gelu;
+  c.mlp = enum_value(models::mlp_kind_from_string(t.value("mlp", std::string("gelu"))), "model.transformer.mlp");
   c.bias = t.value("bias", true);
   c.tied_embeddings = t.value("tied_embeddings", true);
   c.dropout = t.value("dropout", true);
@@ -69,6 +69,8 @@ ModelSpec decode_model(const json& m, const std::string& folder, models::DType p
   spec.options.image_size = optional_int(m, "image_size");
   spec.options.num_classes = optional_int(m, "num_classes");
   spec.options.in_channels = optional_int(m, "in_channels");
+  if (m.contains("attention"))
+    spec.options.attention = enum_value(models::attention_kind_from_string(m["attention"].get<std::string>()), "model.attention");
   spec.options.dtype = precision;
   return spec;
 }

@@ -28,7 +28,8 @@ std::string field_of_problem(const std::string& problem, const ModelSpec& spec, 
   const std::pair<const char*, bool> options[] = {{"seq_len", spec.options.seq_len.has_value()},
                                                   {"image_size", spec.options.image_size.has_value()},
                                                   {"num_classes", spec.options.num_classes.has_value()},
-                                                  {"in_channels", spec.options.in_channels.has_value()}};
+                                                  {"in_channels", spec.options.in_channels.has_value()},
+                                                  {"attention", spec.options.attention.has_value()}};
   for (const auto& [name, written] : options)
     if (field == name) return written ? "/model/" + field : fallback;
   if (spec.source == ModelSource::Transformer && !field.empty() && field != "batch") return "/model/transformer/" + field;
@@ -63,6 +64,7 @@ models::Graph build_checked_transformer(models::TransformerConfig c, const Model
   c.batch = batch;
   if (spec.options.seq_len) c.seq_len = *spec.options.seq_len;
   if (spec.options.dtype) c.dtype = *spec.options.dtype;
+  if (spec.options.attention) c.attention = *spec.options.attention;
   if (auto problem = models::validate(c))
     throw InputError(file, 0, 0, field_of_problem(*problem, spec, source_pointer), "model \"" + c.name + "\": " + *problem);
   return models::build_transformer(c);
@@ -94,6 +96,9 @@ models::Graph build_model_graph(const ModelSpec& spec, std::int64_t batch, const
     }
     case ModelSource::Graph: {
       require_file(spec.path, file, "/model/graph");
+      if (spec.options.attention)
+        throw InputError(file, 0, 0, "/model/attention",
+                         "attention does not apply to a graph JSON: the file's operators fix how attention runs");
       const std::pair<const char*, bool> sized[] = {{"seq_len", spec.options.seq_len.has_value()},
                                                     {"image_size", spec.options.image_size.has_value()},
                                                     {"num_classes", spec.options.num_classes.has_value()},

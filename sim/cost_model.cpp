@@ -1,6 +1,8 @@
 #include "sim/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -25,7 +27,7 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   double compute_s = 0;
   if (flops > 0) {
     if (cls == models::OpClass::Gemm) {
-      compute_s = flops / (gemm_peak_flops(device, dtype) * device.gemm_efficiency.at(std::max(gemm_flops, 1.0)));
+      compute_s = flops / (gemm_peak_flops(device, dtype) * device.gemm_curve(dtype).at(std::max(gemm_flops, 1.0)));
     } else {
       // Element-wise arithmetic runs on the vector units at the fp32 peak.
       auto it = device.peak_flops_per_s.find(models::DType::F32);
@@ -38,9 +40,57 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
+std::optional<double> attention_efficiency(const DeviceProfile& device, models::DType dtype, double head_dim, double seq, bool causal,
+                                           bool backward) {
+  using models::DType;
+  std::vector<const AttentionEfficiency*> of_dtype;
+  for (DType t : {dtype, dtype == DType::F16 ? DType::BF16 : dtype == DType::BF16 ? DType::F16 : dtype}) {
+    for (const auto& a : device.attention_efficiency)
+      if (a.dtype == t) of_dtype.push_back(&a);
+    if (!of_dtype.empty()) break;
+  }
+  if (of_dtype.empty()) return std::nullopt;
+  std::vector<const AttentionEfficiency*> of_mask;
+  for (const auto* a : of_dtype)
+    if (a->causal == causal) of_mask.push_back(a);
+  if (of_mask.empty()) of_mask = of_dtype;
+  const AttentionEfficiency *below = nullptr, *above = nullptr;
+  for (const auto* a : of_mask) {
+    const auto d = static_cast<double>(a->head_dim);
+    if (d <= head_dim && (!below || d > static_cast<double>(below->head_dim))) below = a;
+    if (d >= head_dim && (!above || d < static_cast<double>(above->head_dim))) above = a;
+  }
+  auto read = [&](const AttentionEfficiency* a) { return (backward ? a->backward : a->forward).at(seq); };
+  if (!below) return read(above);
+  if (!above || below == above) return read(below);
+  const double t = (std::log2(head_dim) - std::log2(static_cast<double>(below->head_dim))) /
+                   (std::log2(static_cast<double>(above->head_dim)) - std::log2(static_cast<double>(below->head_dim)));
+  return read(below) + t * (read(above) - read(below));
+}
+
+namespace {
+
+/// A fused attention kernel: its executed FLOPs at the attention curve's efficiency, or, on a device
+/// with no such curve, at the GEMM curve's for the size of its two matmuls (as eager attention runs them).
+double attention_seconds(const DeviceProfile& device, const OpWork& w, double flops, double bytes, bool backward) {
+  const auto eff = attention_efficiency(device, w.dtype, w.gemm_k, w.gemm_n, w.causal, backward);
+  const double compute_s = flops / (gemm_peak_flops(device, w.dtype) * (eff ? *eff : device.gemm_curve(w.dtype).at(std::max(w.gemm_flops, 1.0))));
+  const double memory_s = bytes > 0 ? bytes / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(bytes)) : 0.0;
+  return std::max(compute_s, memory_s) + device.kernel_launch_overhead_s;
+}
+
+}  // namespace
+
 OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
   OpCost c;
   if (w.is_input) return c;
+  if (w.cls == models::OpClass::Attention) {
+    c.fwd_s = attention_seconds(device, w, w.fwd_flops, w.bytes, false);
+    // Backward reads Q, K, V, the output and its gradient and writes three gradients: about twice the
+    // forward's traffic, as for every operator here.
+    c.bwd_s = attention_seconds(device, w, w.bwd_flops, 2 * w.bytes, true);
+    return c;
+  }
   c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.

@@ -5,6 +5,8 @@
 ///                 + launch overhead,
 /// with the efficiencies read from the profile's curves for the kernel's size; a straggler's time is
 /// divided by its speed factor.
+#include <optional>
+
 #include "common/sim_time.hpp"
 #include "models/operator.hpp"
 #include "sim/profile.hpp"
@@ -21,6 +23,14 @@ namespace parasim::sim {
 /// efficiency is read at; 0 for memory-bound kernels, whose FLOPs run at the fp32 vector peak).
 [[nodiscard]] double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes,
                                     double gemm_flops, int kernels);
+
+/// Fraction of `dtype`'s peak a fused attention kernel reaches on `device` (DeviceProfile's
+/// attention_efficiency): the curves of that dtype (fp16 and bf16 stand for each other) and mask
+/// (either mask when the profile lists only one), read at `seq` keys and interpolated linearly in
+/// log2(head dim) between the nearest head dims listed (the nearest one beyond the listed range).
+/// Nothing when the profile lists no curve for the dtype.
+[[nodiscard]] std::optional<double> attention_efficiency(const DeviceProfile& device, models::DType dtype, double head_dim, double seq,
+                                                         bool causal, bool backward);
 
 /// Forward and backward time of one operator's work (sim/work/op_work.hpp) on `device`.
 struct OpCost {

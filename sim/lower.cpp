@@ -51,10 +51,9 @@ LoweredStep lower(const models::Graph& g, const strategies::Plan& plan, const Cl
   out.tasks = std::move(b).finish_in_id_order();
   out.replica_shortcut = shortcut;
   out.simulated_devices = layout.simulated_devices();
-  const double per_micro_batch = g.fwd_flops() + g.bwd_flops();
   const auto m = static_cast<double>(plan.micro_batches);
-  out.model_flops = per_micro_batch * m;
-  out.hardware_flops = (per_micro_batch + recompute_flops(g, plan)) * m;
+  out.model_flops = g.model_flops() * m;
+  out.hardware_flops = (g.fwd_flops() + g.bwd_flops() + recompute_flops(g, plan)) * m;
   out.samples = plan.global_batch;
   out.tokens = plan.global_batch * (g.transformer() ? g.transformer()->seq_len : 1);
   return out;

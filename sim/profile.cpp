@@ -28,10 +28,18 @@ std::optional<double> DeviceProfile::peak_for(models::DType dtype) const {
   return it->second;
 }
 
+const EfficiencyCurve& DeviceProfile::gemm_curve(models::DType dtype) const {
+  auto it = gemm_efficiency_by_dtype.find(dtype);
+  return it == gemm_efficiency_by_dtype.end() ? gemm_efficiency : it->second;
+}
+
 std::vector<std::string> figure_names(const DeviceProfile& device) {
   std::vector<std::string> names;
   for (const auto& [dtype, peak] : device.peak_flops_per_s)
     names.push_back("peak_flops_per_s." + std::string(models::to_string(dtype)));
+  for (const auto& [dtype, curve] : device.gemm_efficiency_by_dtype)
+    names.push_back("gemm_efficiency_by_dtype." + std::string(models::to_string(dtype)));
+  if (!device.attention_efficiency.empty()) names.emplace_back("attention_efficiency");
   for (const char* n : {"memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency",
                         "memory_efficiency", "kernel_launch_overhead_s"})
     names.emplace_back(n);

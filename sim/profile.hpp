@@ -23,6 +23,17 @@ struct EfficiencyCurve {
   bool operator==(const EfficiencyCurve&) const = default;
 };
 
+/// Fraction of the dtype's dense peak a fused attention kernel reaches, counting the FLOPs it executes
+/// (a causal kernel executes about half the score blocks; backward 2.5 × forward), for one head dim and
+/// mask, by sequence length (keys per query row), forward and backward apart.
+struct AttentionEfficiency {
+  models::DType dtype = models::DType::BF16;
+  std::int64_t head_dim = 128;
+  bool causal = true;
+  EfficiencyCurve forward, backward;
+  bool operator==(const AttentionEfficiency&) const = default;
+};
+
 struct DeviceProfile {
   std::string name;  ///< "a100-80gb", "h100-sxm", "tpu-v4", ...
   std::string description;
@@ -33,6 +44,12 @@ struct DeviceProfile {
   double memory_reserved_bytes = 0;
   /// Fraction of peak FLOP/s a GEMM-class kernel reaches, by its FLOP count (2·batch·m·n·k).
   EfficiencyCurve gemm_efficiency;
+  /// A dtype's own GEMM curve where one was measured (an fp8 GEMM reaches a different fraction of its
+  /// peak than a bf16 one); `gemm_efficiency` serves the others.
+  std::map<models::DType, EfficiencyCurve> gemm_efficiency_by_dtype;
+  /// Fused attention curves (may be empty: the kernel then runs as its two matmuls would on the GEMM
+  /// curve, see sim/cost_model.hpp).
+  std::vector<AttentionEfficiency> attention_efficiency;
   /// Fraction of peak memory bandwidth a memory-bound kernel reaches, by the bytes it moves.
   EfficiencyCurve memory_efficiency;
   double kernel_launch_overhead_s = 0;
@@ -43,13 +60,16 @@ struct DeviceProfile {
 
   /// Dense peak FLOP/s for `dtype`, or nothing when the device has no such compute path (V100: bf16).
   [[nodiscard]] std::optional<double> peak_for(models::DType dtype) const;
+  /// The GEMM curve for `dtype`: its own where the profile has one, else gemm_efficiency.
+  [[nodiscard]] const EfficiencyCurve& gemm_curve(models::DType dtype) const;
   /// Capacity less the runtime's reserve: what a plan may use.
   [[nodiscard]] double usable_memory_bytes() const { return memory_capacity_bytes - memory_reserved_bytes; }
 };
 
 /// The names of the figures of a device profile, as keys of `sources` (and of its JSON form):
 /// "peak_flops_per_s.<dtype>" for each dtype it lists, "memory_bandwidth_bytes_per_s",
-/// "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency", "memory_efficiency",
+/// "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency", "gemm_efficiency_by_dtype.<dtype>"
+/// for each dtype with its own curve, "attention_efficiency" when it has curves, "memory_efficiency",
 /// "kernel_launch_overhead_s".
 [[nodiscard]] std::vector<std::string> figure_names(const DeviceProfile& device);
 

@@ -110,6 +110,44 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     throw r.error("memory_reserved_bytes", "the reserve must be smaller than memory_capacity_bytes");
   r.required("gemm_efficiency");
   d.gemm_efficiency = read_curve(doc, r.pointer_of("gemm_efficiency"));
+  if (r.has("gemm_efficiency_by_dtype")) {
+    ObjectReader by = r.object("gemm_efficiency_by_dtype");
+    for (const auto& key : keys_of(doc, by.pointer())) {
+      const auto dtype = models::dtype_from_string(key);
+      if (!dtype || !d.peak_flops_per_s.count(*dtype))
+        throw doc.error_at_key(by.pointer_of(key), "found \"" + key + "\", expected a dtype with a peak in peak_flops_per_s");
+      by.required(key);
+      d.gemm_efficiency_by_dtype[*dtype] = read_curve(doc, by.pointer_of(key));
+    }
+    by.finish();
+  } else {
+    r.accept("gemm_efficiency_by_dtype");
+  }
+  if (r.has("attention_efficiency")) {
+    for (const auto& at : r.array("attention_efficiency")) {
+      ObjectReader e(doc, at);
+      AttentionEfficiency a;
+      const std::string dtype = e.string("dtype");
+      const auto t = models::dtype_from_string(dtype);
+      if (!t || !d.peak_flops_per_s.count(*t))
+        throw e.error("dtype", "found \"" + dtype + "\", expected a dtype with a peak in peak_flops_per_s");
+      a.dtype = *t;
+      a.head_dim = e.integer("head_dim", 1);
+      a.causal = e.boolean_or("causal", true);
+      e.required("forward");
+      a.forward = read_curve(doc, e.pointer_of("forward"));
+      e.required("backward");
+      a.backward = read_curve(doc, e.pointer_of("backward"));
+      e.finish();
+      for (const auto& other : d.attention_efficiency)
+        if (other.dtype == a.dtype && other.head_dim == a.head_dim && other.causal == a.causal)
+          throw doc.error_at(at, "a second curve for " + dtype + ", head dim " + std::to_string(a.head_dim) +
+                                     (a.causal ? ", causal" : ", full mask") + "; each combination may appear once");
+      d.attention_efficiency.push_back(std::move(a));
+    }
+  } else {
+    r.accept("attention_efficiency");
+  }
   r.required("memory_efficiency");
   d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
   d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
@@ -227,6 +265,18 @@ nlohmann::json to_json(const Profile& profile) {
         {"default_inter_link", d.default_inter_link},
         {"sources", sources_to_json(d.sources)},
     };
+    if (!d.gemm_efficiency_by_dtype.empty()) {
+      nlohmann::json by = nlohmann::json::object();
+      for (const auto& [dtype, curve] : d.gemm_efficiency_by_dtype) by[std::string(models::to_string(dtype))] = curve_to_json(curve);
+      devices[name]["gemm_efficiency_by_dtype"] = by;
+    }
+    if (!d.attention_efficiency.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& a : d.attention_efficiency)
+        list.push_back({{"dtype", std::string(models::to_string(a.dtype))}, {"head_dim", a.head_dim}, {"causal", a.causal},
+                        {"forward", curve_to_json(a.forward)}, {"backward", curve_to_json(a.backward)}});
+      devices[name]["attention_efficiency"] = list;
+    }
   }
   nlohmann::json links = nlohmann::json::object();
   for (const auto& [name, l] : profile.links) {

@@ -351,7 +351,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   e.samples_per_s = static_cast<double>(c.training.global_batch) / step;
   const double tokens_per_sample = graph.transformer() ? static_cast<double>(graph.transformer()->seq_len) : 1.0;
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;
-  const double model_flops = (graph.fwd_flops() + graph.bwd_flops()) * static_cast<double>(c.training.global_batch) /
+  const double model_flops = graph.model_flops() * static_cast<double>(c.training.global_batch) /
                              static_cast<double>(std::max<std::int64_t>(graph.batch(), 1));
   const double peak = sim::gemm_peak_flops(profile_.device(cl.devices.front().kind), plan.precision);
   e.mfu = model_flops / (step * static_cast<double>(c.devices) * peak);

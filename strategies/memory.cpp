@@ -87,6 +87,23 @@ double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std:
   return sbh * (10 + 24 / t + attention_core / t);
 }
 
+double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b_, std::int64_t t_, bool sequence_parallel,
+                              Recompute recompute) {
+  const double s = static_cast<double>(shape.seq_len), b = static_cast<double>(b_), h = static_cast<double>(shape.hidden),
+               a = static_cast<double>(shape.heads), g = static_cast<double>(shape.kv_heads), d = static_cast<double>(shape.head_dim),
+               f = static_cast<double>(shape.ffn_hidden), t = static_cast<double>(t_);
+  const double tokens = s * b;
+  if (recompute == Recompute::Full) return 2 * tokens * h / (sequence_parallel ? t : 1);
+  const double masks = shape.dropout ? 2 * h : 0;
+  const double replicated = 4 * h + 2 * h + 2 * h + masks;
+  double attention = 2 * a * d + 4 * g * d + 2 * a * d;
+  if (shape.attention == models::AttentionKind::Eager) attention += recompute == Recompute::Selective ? 0 : 5 * a * s;
+  else attention += 4 * a;
+  const double internals = (shape.mlp == models::MlpKind::SwiGLU ? 6 : 4) * f;
+  const double mlp = shape.experts > 0 ? static_cast<double>(shape.experts_per_token) * (4 * h + internals) : internals;
+  return tokens * (replicated / (sequence_parallel ? t : 1) + (attention + mlp) / t);
+}
+
 std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
   const BytesPerParameter bpp = bytes_per_parameter(plan.precision, plan.optimizer);
   const auto layer_count = static_cast<std::int32_t>(g.layers().size());
@@ -116,9 +133,9 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
     double kept = 0, full = 0;
     if (is_block_layer(g, l)) {
-      kept = korthikanti_layer_activation_bytes(t->seq_len, plan.micro_batch, t->hidden, t->heads, tp, plan.sequence_parallel, plan.recompute);
-      full = korthikanti_layer_activation_bytes(t->seq_len, plan.micro_batch, t->hidden, t->heads, tp, plan.sequence_parallel,
-                                                plan.recompute == Recompute::Full ? Recompute::None : plan.recompute);
+      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute);
+      full = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel,
+                                    plan.recompute == Recompute::Full ? Recompute::None : plan.recompute);
     } else {
       full = graph_layer_saved_bytes(g, plan, l);
       kept = plan.recompute == Recompute::Full ? graph_layer_input_bytes(g, plan, l) : full;

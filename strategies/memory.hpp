@@ -56,6 +56,23 @@ struct BytesPerParameter {
 [[nodiscard]] double korthikanti_layer_activation_bytes(std::int64_t s, std::int64_t b, std::int64_t h, std::int64_t a, std::int64_t t,
                                                         bool sequence_parallel, Recompute recompute);
 
+/// Activation bytes one transformer block keeps for backward, for one micro-batch of b sequences: the
+/// derivation of Korthikanti et al. 2022 (§4.1) carried out term by term for any block shape, per
+/// token, with 16-bit activations and 1-byte dropout masks (h hidden, a heads, g key/value heads, d head
+/// dim, f MLP width, k experts per token):
+///   replicated over tp unless sequence parallel: the two norm inputs 4h, the QKV and MLP inputs 2h + 2h,
+///     the two dropout masks 2h when the model has dropout;
+///   split over tp: Q 2ad, K and V 4gd, the attention output 2ad; eager attention the softmax output,
+///     its dropout mask and the dropped-out probabilities 5as (selective recompute drops them), fused
+///     attention the fp32 log-sum-exp 4a; the MLP's internals: GELU and squared ReLU 4f (the activation
+///     input and the second GEMM's input), SwiGLU 6f (gate, up, their product); an MoE layer keeps, per
+///     routed copy, the expert input and output 4h and the internals.
+/// For GPT (MHA, d = h/a, GELU with f = 4h, dropout, eager) this is Korthikanti's 34sbh + 5as²b and its
+/// tensor-parallel split 10 + 24/t. Full recompute keeps the block input, 2sbh (/t with sequence
+/// parallel).
+[[nodiscard]] double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b, std::int64_t t, bool sequence_parallel,
+                                            Recompute recompute);
+
 /// Peak memory of one device of each pipeline stage.
 [[nodiscard]] std::vector<StageMemory> memory_per_stage(const models::Graph& graph, const Plan& plan);
 

@@ -33,7 +33,7 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   bytes += out_bytes;
   w.bytes = bytes;
 
-  if (w.cls == models::OpClass::Gemm) {
+  if (w.cls == models::OpClass::Gemm || w.cls == models::OpClass::Attention) {
     auto extent = [&](const std::vector<std::string>& dims) {
       double e = 1;
       for (const auto& d : dims) e *= static_cast<double>(local_dim_size(mesh, sharding, op, d));
@@ -47,11 +47,13 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
     w.gemm_n = extent(op.gemm_n);
     w.gemm_k = extent(op.gemm_k);
     w.gemm_flops = size;
+    w.causal = w.cls == models::OpClass::Attention && op.variant == "causal";
     // Fused multi-GEMM operators (the MoE experts: gate, up, down) count one kernel per GEMM.
     w.gemms = std::max(1, static_cast<int>(w.fwd_flops / std::max(size, 1.0) + 0.5));
   }
   w.has_backward = op.bwd_flops_factor > 0 || w.cls == models::OpClass::MemoryBound;
   // A GEMM's backward is two GEMMs of the forward's size (data and weight gradient).
+  if (w.cls == models::OpClass::Attention) w.gemms = 1;  // one kernel however many matmuls it fuses
   w.bwd_kernels = w.cls == models::OpClass::Gemm ? w.gemms * std::max(1, static_cast<int>(op.bwd_flops_factor + 0.5)) : 1;
   w.weights = static_cast<int>(op.weights.size());
   for (const auto& wt : op.weights) w.weight_elements += local_elements(mesh, sharding, op, wt.spec);

@@ -17,11 +17,13 @@ struct OpWork {
   /// Bytes the forward kernel(s) read and write: activation inputs, weights (an embedding reads only
   /// the rows it looks up) and the output, in their local sizes. Backward moves twice this.
   double bytes = 0;
-  /// A matrix product's local extents (products of its batch, m, n and k dims; 1 otherwise).
+  /// A matrix product's local extents (products of its batch, m, n and k dims; 1 otherwise). For a fused
+  /// attention: batch × heads, queries, keys, head dim.
   double gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;
   /// FLOPs of one GEMM of the kernel, 2·batch·m·n·k: the size its efficiency is read at (0 for
   /// memory-bound operators).
   double gemm_flops = 0;
+  bool causal = false;  ///< a fused attention with a causal mask
   int gemms = 1;        ///< kernels of the forward (fused multi-GEMM operators: one per GEMM)
   int bwd_kernels = 1;  ///< kernels of the backward (a GEMM's: the data and the weight gradient)
   int weights = 0;             ///< weight tensors the operator holds

@@ -85,7 +85,7 @@ TEST_CASE("graph json: faults are located InputErrors", "[models][graph_json]") 
     CHECK(e.message() ==
           "unknown key \"flops_per_pt\" (did you mean \"flops_per_point\"?); expected one of \"bwd_flops_factor\", \"dims\", \"dtype\", "
           "\"extent_dims\", \"flops_per_point\", \"gemm_batch\", \"gemm_k\", \"gemm_m\", \"gemm_n\", \"inputs\", \"kind\", \"layer\", "
-          "\"name\", \"output\", \"routing\", \"saved_inputs\", \"saved_mask_bytes_per_element\", \"saved_output\", \"variant\" or \"weights\"");
+          "\"model_flops_per_point\", \"name\", \"output\", \"routing\", \"saved_inputs\", \"saved_mask_bytes_per_element\", \"saved_output\", \"variant\" or \"weights\"");
   }
   SECTION("wrong type") {
     const auto e = read_error(doc(R"({"name": "r", "kind": "activation", "layer": "main", "dtype": "fp32", "dims": [{"name": "b", "size": "2"}], "inputs": [["b"]], "output": ["b"]})"));

@@ -11,8 +11,9 @@ using namespace parasim::models;
 using Catch::Matchers::WithinRel;
 
 namespace {
-Graph preset(const std::string& name, std::int64_t batch, std::int64_t seq_len) {
+Graph preset(const std::string& name, std::int64_t batch, std::int64_t seq_len, AttentionKind attention = AttentionKind::Fused) {
   ModelOptions options;
+  options.attention = attention;
   options.batch = batch;
   options.seq_len = seq_len;
   return build_named_model(name, options);
@@ -24,8 +25,48 @@ TEST_CASE("transformer: GPT-3 175B step FLOPs within 1% of Narayanan et al. 2021
   // F = 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
   const double B = 2, s = 2048, l = 96, h = 12288, V = 50257;
   const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
-  const Graph g = preset("gpt3-175b", 2, 2048);
-  CHECK_THAT(g.fwd_flops() + g.bwd_flops(), WithinRel(expected, 0.01));
+  // Model FLOPs count the full s² attention and backward twice forward, fused or eager.
+  for (AttentionKind attention : {AttentionKind::Fused, AttentionKind::Eager}) {
+    const Graph g = preset("gpt3-175b", 2, 2048, attention);
+    CHECK_THAT(g.model_flops(), WithinRel(expected, 0.01));
+  }
+  // Eager attention executes exactly the model FLOPs.
+  const Graph eager = preset("gpt3-175b", 2, 2048, AttentionKind::Eager);
+  CHECK(eager.fwd_flops() + eager.bwd_flops() == eager.model_flops());
+}
+
+TEST_CASE("transformer: a causal fused attention executes half the scores and recomputes them in backward", "[models][transformer]") {
+  // Per layer and micro-batch the attention core's model FLOPs are 3 · 4·b·a·s²·d (full s², backward
+  // twice forward). A causal fused kernel executes half the score blocks: forward 4·b·a·s²·d / 2, and
+  // its backward 2.5 × that (five matmuls, the scores recomputed) — flash-attention's FLOP count.
+  // gpt2: b 4, s 1024, a 12, d 64: 4·b·a·s²·d = 4 · 4 · 12 · 1024² · 64 = 12,884,901,888.
+  const Graph fused = preset("gpt2", 4, 1024, AttentionKind::Fused);
+  const Graph eager = preset("gpt2", 4, 1024, AttentionKind::Eager);
+  const double core = 4.0 * 4 * 12 * 1024 * 1024 * 64;
+  REQUIRE(core == 12'884'901'888.0);
+  const double layers = 12;
+  // Hardware FLOPs: the eager core's 3·core (scores and context, forward + backward) plus its softmax
+  // and dropout element-wise FLOPs give way to the fused kernel's 3.5 · core / 2.
+  double eager_core = 0, fused_core = 0;
+  for (OpId id = 0; id < eager.op_count(); ++id) {
+    const auto& o = eager.op(id);
+    if (o.find_dim("q") != nullptr && o.layer >= 1 && o.layer <= 12) eager_core += o.fwd_flops() + o.bwd_flops();
+  }
+  for (OpId id = 0; id < fused.op_count(); ++id) {
+    const auto& o = fused.op(id);
+    if (o.kind == OpKind::Attention) {
+      CHECK(o.fwd_flops() == core / 2);
+      CHECK(o.bwd_flops() == 2.5 * core / 2);
+      CHECK(o.model_flops() == 3 * core);
+      fused_core += o.fwd_flops() + o.bwd_flops();
+    }
+  }
+  CHECK(fused_core == layers * 3.5 * core / 2);
+  // The two graphs differ only in the core: the same model FLOPs but for the eager softmax's and
+  // dropout's element-wise FLOPs ((5 + 1) · 2 per score against the matmuls' 3 · 2 · 2 · d = 768:
+  // 0.2% of the core, under 1% of the model) and fewer executed ones.
+  CHECK_THAT(fused.model_flops(), WithinRel(eager.model_flops(), 0.01));
+  CHECK(fused.fwd_flops() + fused.bwd_flops() - fused_core == eager.fwd_flops() + eager.bwd_flops() - eager_core);
 }
 
 TEST_CASE("transformer: saved activations of a GPT layer equal Korthikanti et al. 2022", "[models][transformer]") {
@@ -37,9 +78,13 @@ TEST_CASE("transformer: saved activations of a GPT layer equal Korthikanti et al
       {"gpt3-1.3b", 2, 512, 2048, 16},
   }));
   CAPTURE(name);
-  const Graph g = preset(name, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s));
+  const Graph g = preset(name, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), AttentionKind::Eager);
   REQUIRE(g.layers()[1].name == "layers.0");
   CHECK(g.layer_saved_activation_bytes(1) == 34 * s * b * h + 5 * a * s * s * b);
+  // Fused attention keeps no scores: the 5·a·s²·b term gives way to the fp32 log-sum-exp of every
+  // query row, 4·a·s·b bytes.
+  const Graph fused = preset(name, static_cast<std::int64_t>(b), static_cast<std::int64_t>(s), AttentionKind::Fused);
+  CHECK(fused.layer_saved_activation_bytes(1) == 34 * s * b * h + 4 * a * s * b);
   // Every block is alike.
   CHECK(g.layer_saved_activation_bytes(2) == g.layer_saved_activation_bytes(1));
 }

@@ -38,6 +38,7 @@ struct Lowered {
 /// `micro_batch`, global batch `global_batch`).
 Lowered lowered(std::int64_t layers, std::int64_t micro_batch, std::int64_t global_batch, const PlanSpec& spec, std::int64_t devices) {
   models::TransformerConfig c;
+  c.attention = models::AttentionKind::Eager;  // the tests below count the eager attention core
   c.name = "small-gpt";
   c.layers = layers;
   c.hidden = 64;

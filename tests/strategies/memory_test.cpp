@@ -20,6 +20,7 @@ namespace {
 /// no position table. Per block 12h² + 13h = 49,152 + 832 = 49,984 parameters.
 models::TransformerConfig small_gpt(std::int64_t layers, std::int64_t batch) {
   models::TransformerConfig c;
+  c.attention = models::AttentionKind::Eager;  // Korthikanti et al. 2022 count eager attention
   c.name = "small-gpt";
   c.layers = layers;
   c.hidden = 64;
@@ -172,6 +173,47 @@ TEST_CASE("memory: Korthikanti et al. 2022 Table 2 for GPT-3 175B (s 2048, b 1, 
     CHECK(korthikanti_layer_activation_bytes(s, b, h, a, 1, false, Recompute::Full) == 50'331'648.0);
     CHECK(korthikanti_layer_activation_bytes(s, b, h, a, t, true, Recompute::Full) == 6'291'456.0);
   }
+}
+
+TEST_CASE("memory: the block formula is Korthikanti's for GPT and follows the block's shape otherwise", "[strategies][memory]") {
+  // GPT-3 175B's block (s 2048, b 1, h 12288, a 96, d 128, f 4h, dropout, eager): every plan of
+  // Korthikanti et al. 2022, Table 2, as the case above checks them.
+  models::TransformerShape gpt;
+  gpt.seq_len = 2048;
+  gpt.hidden = 12288;
+  gpt.heads = gpt.kv_heads = 96;
+  gpt.head_dim = 128;
+  gpt.ffn_hidden = 4 * 12288;
+  gpt.dropout = true;
+  gpt.attention = models::AttentionKind::Eager;
+  for (std::int64_t t : {1, 8})
+    for (bool sp : {false, true})
+      for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+        if (t == 1 && sp) continue;
+        CAPTURE(t, sp, static_cast<int>(r));
+        CHECK(layer_activation_bytes(gpt, 1, t, sp, r) == korthikanti_layer_activation_bytes(2048, 1, 12288, 96, t, sp, r));
+      }
+  // Fused attention drops the 5as/h term whatever the recompute, and keeps the fp32 log-sum-exp,
+  // 4·a bytes per token: with tp 8 and sequence parallel, sbh/8 · 34 + s·b·4a/8 =
+  // 3,145,728 · 34 + 2048 · 384 / 8 = 106,954,752 + 98,304 = 107,053,056 B.
+  models::TransformerShape fused = gpt;
+  fused.attention = models::AttentionKind::Fused;
+  CHECK(layer_activation_bytes(fused, 1, 8, true, Recompute::None) == 107'053'056.0);
+  CHECK(layer_activation_bytes(fused, 1, 8, true, Recompute::Selective) == 107'053'056.0);
+  // Llama-3-70B's block (h 8192, a 64, g 8, d 128, SwiGLU f 28672, no dropout, fused), s 8192, b 1,
+  // tp 8 with sequence parallel. Per token: replicated 4h + 2h + 2h = 65,536 → /8 = 8,192; split over
+  // tp: Q 2ad 16,384, K and V 4gd 4,096, output 2ad 16,384, log-sum-exp 4a 256, SwiGLU 6f 172,032:
+  // 209,152 → /8 = 26,144. (8,192 + 26,144) · 8192 tokens = 281,280,512 B.
+  models::TransformerShape llama;
+  llama.seq_len = 8192;
+  llama.hidden = 8192;
+  llama.heads = 64;
+  llama.kv_heads = 8;
+  llama.head_dim = 128;
+  llama.ffn_hidden = 28672;
+  llama.mlp = models::MlpKind::SwiGLU;
+  llama.attention = models::AttentionKind::Fused;
+  CHECK(layer_activation_bytes(llama, 1, 8, true, Recompute::None) == 281'280'512.0);
 }
 
 TEST_CASE("memory: the graph of a GPT layer saves exactly 34·sbh + 5·a·s²·b bytes", "[strategies][memory]") {

@@ -17,6 +17,7 @@ namespace {
 /// A small GPT: 64 hidden, 4 heads, MLP 256, vocabulary 128, sequence 32, tied embeddings.
 models::Graph small_gpt(std::int64_t layers, std::int64_t batch) {
   models::TransformerConfig c;
+  c.attention = models::AttentionKind::Eager;  // the tests name the eager attention's operators
   c.name = "small-gpt";
   c.layers = layers;
   c.hidden = 64;
