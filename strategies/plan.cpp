@@ -210,6 +210,10 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
       return problem("/plan/tp", "tp > 1 needs a transformer (Megatron tensor parallel) or a CNN (channel-split model parallel)");
   }
   if (spec.sequence_parallel && spec.tp == 1) return problem("/plan/sequence_parallel", "sequence parallel needs tp > 1");
+  if (spec.tp_comm_overlap && !spec.sequence_parallel)
+    return problem("/plan/tp_comm_overlap",
+                   "tensor-parallel communication overlap splits the sequence-parallel all-gathers and reduce-scatters; it needs "
+                   "sequence_parallel true");
 
   const std::int64_t blocks = block_layers(g);
   const std::int64_t chunks = spec.pp * spec.virtual_stages;
@@ -282,6 +286,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.zero = spec.fsdp ? 3 : spec.zero;
   plan.recompute = spec.recompute;
   plan.sequence_parallel = spec.sequence_parallel;
+  plan.tp_comm_overlap = spec.tp_comm_overlap;
   plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
   plan.blocking_p2p = spec.blocking_p2p;
@@ -298,6 +303,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   if (plan.zero > 0) d << (spec.fsdp ? ", fsdp" : ", zero-" + std::to_string(plan.zero));
   if (spec.recompute != Recompute::None) d << ", recompute " << to_string(spec.recompute);
   if (spec.sequence_parallel) d << ", sequence parallel";
+  if (spec.tp_comm_overlap) d << ", tp comm overlap";
   plan.description = d.str();
   return plan;
 }

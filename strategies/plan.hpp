@@ -48,6 +48,7 @@ struct Plan {
   int zero = 0;                    ///< 0–3; FSDP is stored as 3
   Recompute recompute = Recompute::None;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  ///< see PlanSpec::tp_comm_overlap
   double grad_bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap_grad_reduce = true;
   bool blocking_p2p = false;

@@ -26,6 +26,7 @@ nlohmann::json to_json(const Plan& plan, const models::Graph& graph) {
   out["zero"] = plan.zero;
   out["recompute"] = to_string(plan.recompute);
   out["sequence_parallel"] = plan.sequence_parallel;
+  out["tp_comm_overlap"] = plan.tp_comm_overlap;
   out["grad_bucket_bytes"] = plan.grad_bucket_bytes;
   out["overlap_grad_reduce"] = plan.overlap_grad_reduce;
   out["blocking_p2p"] = plan.blocking_p2p;

@@ -40,6 +40,10 @@ struct PlanSpec {
   bool fsdp = false;                ///< fully sharded data parallel (parameters, gradients, optimizer: as ZeRO-3)
   Recompute recompute = Recompute::None;
   bool sequence_parallel = false;  ///< Megatron sequence parallel (with tp > 1)
+  /// Tensor-parallel communication overlapped with the GEMMs (Megatron-Core's --tp-comm-overlap,
+  /// Transformer Engine's userbuffers): each sequence-parallel all-gather and reduce-scatter is split
+  /// into chunks pipelined with the GEMM that consumes or produces it. Needs sequence parallelism.
+  bool tp_comm_overlap = false;
   double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
   bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
   /// Pipeline sends block the sending stage until the transfer completes (Megatron-LM as of SC'21

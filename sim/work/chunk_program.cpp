@@ -124,9 +124,62 @@ class ChunkWriter {
 
   /// Reshards of one consumer's tensor in `layout` into `to`, each a collective labelled `what`.
   void emit_reshards(ProgramBuilder& pb, const Layout& from, const Layout& to, double from_bytes, double to_bytes, const std::string& what) {
-    for (const Reshard& n : reshard(from, to, from_bytes, to_bytes, mesh()))
-      pb.collective(n.kind, {n.axis}, n.bytes, category_of_axis(mesh(), n.axis), what);
+    for (const Reshard& n : reshard(from, to, from_bytes, to_bytes, mesh())) {
+      const Category category = category_of_axis(mesh(), n.axis);
+      if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::AllGather) {
+        // Ring exchange: the GEMMs start on the first chunk while the other tp − 1 arrive.
+        const double pieces = static_cast<double>(mesh().axes[static_cast<std::size_t>(n.axis)].size);
+        const std::uint32_t first = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (first chunk)");
+        const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + " (under the GEMMs)", false);
+        pb.add_dependency(rest, first);
+        gather_rest_ = rest;
+      } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::ReduceScatter && gemm_run_before_ != kNoRun) {
+        // Pipelined: every chunk but the last is reduce-scattered while the GEMMs produce the next.
+        pb.flush();
+        const std::uint32_t rest =
+            pb.collective(n.kind, {n.axis}, n.bytes * (kTpOverlapSplits - 1) / kTpOverlapSplits, category, what + " (under the GEMMs)", false);
+        if (gemm_run_before_ >= 0) pb.add_dependency(rest, static_cast<std::uint32_t>(gemm_run_before_));
+        const std::uint32_t last = pb.collective(n.kind, {n.axis}, n.bytes / kTpOverlapSplits, category, what + " (last chunk)");
+        pb.add_dependency(last, rest);
+        gemm_run_before_ = kNoRun;
+      } else {
+        pb.collective(n.kind, {n.axis}, n.bytes, category, what);
+      }
+    }
   }
+
+  // Tensor-parallel communication overlap (plan.tp_comm_overlap; Megatron-Core --tp-comm-overlap, as
+  // Transformer Engine's userbuffers do it): a sequence-parallel all-gather runs as a ring exchange of
+  // tp chunks, the GEMMs consuming each chunk as it arrives, so only the first chunk is exposed and the
+  // rest runs under the GEMMs (the first operator that is not such a GEMM waits for it); a
+  // reduce-scatter is pipelined in kTpOverlapSplits chunks with the GEMMs producing it, so only the last
+  // chunk is exposed. The SMs the communication kernels take from the GEMMs are not modelled.
+  static constexpr double kTpOverlapSplits = 4;  // Transformer Engine's default num_splits for the pipelined reduce-scatters
+  static constexpr std::int64_t kNoRun = -2;
+  [[nodiscard]] bool overlapped(CollectiveKind kind, int axis) const {
+    return plan_.tp_comm_overlap && axis == plan_.tp_axis && (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter);
+  }
+  /// Before `op`'s pass is added: closes an overlapped all-gather's window at the first operator that
+  /// is not a GEMM, and opens a GEMM run whose result is reduce-scattered (`partial`: its result is a
+  /// partial sum over the tensor axis).
+  void overlap_before(ProgramBuilder& pb, const Operator& o, bool partial) {
+    if (!plan_.tp_comm_overlap) return;
+    const bool gemm = models::op_class(o.kind) == models::OpClass::Gemm;
+    if (gather_rest_ >= 0 && !gemm) {
+      pb.flush();
+      pb.depend_on(static_cast<std::uint32_t>(gather_rest_));
+      gather_rest_ = -1;
+    }
+    if (gemm && partial && gemm_run_before_ == kNoRun) {
+      pb.flush();
+      gemm_run_before_ = pb.last_chained();
+    }
+  }
+  [[nodiscard]] bool partial_over_tp(const Layout& l) const {
+    return std::find(l.partial.begin(), l.partial.end(), plan_.tp_axis) != l.partial.end();
+  }
+  std::int64_t gather_rest_ = -1;
+  std::int64_t gemm_run_before_ = kNoRun;
 
   /// Forward items of `ops` (in topological order). `gathers`, when given, enters each layer as it
   /// begins (ZeRO-3); otherwise forward items may run on into the next layer (only backward needs
@@ -157,9 +210,12 @@ class ChunkWriter {
         if (!materialized.insert({p, to}).second) continue;
         emit_reshards(pb, from, to, local_out_bytes(p), local_in_bytes(op, slot), o.name);
       }
+      overlap_before(pb, o, partial_over_tp(output_layout(o, plan_.sharding[op])));
       pb.compute(op, pass, category, prefix);
     }
     pb.flush();
+    gather_rest_ = -1;
+    gemm_run_before_ = kNoRun;
   }
 
   void write_forward(Program& program) {
@@ -221,6 +277,7 @@ class ChunkWriter {
       const Operator& o = g_.op(op);
       if (o.kind == models::OpKind::Input) continue;
       write_output_gradient(pb, op);
+      overlap_before(pb, o, !o.inputs.empty() && partial_over_tp(input_grad_layout(o, plan_.sharding[op], 0)));
       pb.compute(op, Pass::Backward, Category::Backward, "B ");
       // Weight gradients that are partial sums over some mesh axes must be reduced over them.
       const auto& sh = plan_.sharding[op];
@@ -232,6 +289,8 @@ class ChunkWriter {
       }
     }
     pb.flush();  // one backward item per layer at least, so gradient buckets can start as layers finish
+    gather_rest_ = -1;
+    gemm_run_before_ = kNoRun;
   }
 
   void write_backward(Program& program) {

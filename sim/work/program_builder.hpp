@@ -24,6 +24,12 @@ class ProgramBuilder {
   /// Extra dependency of item `item`, already emitted, on an earlier item.
   void add_dependency(std::uint32_t item, std::uint32_t on) { program_.items[item].extra_deps.push_back(on); }
   [[nodiscard]] std::size_t item_count() const { return program_.items.size(); }
+  /// The index of the last chained item emitted, or -1 when there is none.
+  [[nodiscard]] std::int64_t last_chained() const {
+    for (std::size_t i = program_.items.size(); i-- > 0;)
+      if (program_.items[i].chained) return static_cast<std::int64_t>(i);
+    return -1;
+  }
   void grads_ready(const AxisSet& axes, double bytes) { pending_grads_.push_back({axes, bytes}); }
   /// Closes the open compute item, if any.
   void flush();

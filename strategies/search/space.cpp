@@ -103,6 +103,9 @@ std::vector<CandidateGroup> enumerate_groups(const SearchSpace& space, const Mod
                 g.base.plan.schedule = sc.schedule;
                 g.base.plan.virtual_stages = sc.virtual_stages;
                 g.base.plan.sequence_parallel = sp;
+                // The scenario's tensor-parallel overlap holds wherever it can: on candidates with
+                // sequence parallelism.
+                g.base.plan.tp_comm_overlap = base.tp_comm_overlap && sp;
                 g.base.plan.fsdp = false;
                 g.base.plan.stage_layers.clear();
                 const auto zeros = dp > 1 ? values(space.zero, zero_all, [](int z) { return z >= 0 && z <= 3; }) : std::vector<int>{0};

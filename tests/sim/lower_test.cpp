@@ -179,6 +179,74 @@ TEST_CASE("lower: sequence parallel turns each all-reduce into a reduce-scatter 
   CHECK(grads[0].stream == sim::stream_index(sim::Stream::TensorComm));
 }
 
+TEST_CASE("lower: tp comm overlap splits each sequence-parallel collective and leaves one chunk exposed", "[sim][lower]") {
+  // The case above with plan.tp_comm_overlap. Each all-gather becomes a ring exchange of tp = 2
+  // chunks: the first, 8192 / 2 = 4096 bytes, before the GEMMs; the other 4096 under them. Each
+  // reduce-scatter is pipelined in 4 chunks (Transformer Engine's default split): 3/4 · 8192 = 6144
+  // bytes under the GEMMs that produce it, the last 2048 after them. Per layer and micro-batch each
+  // kind now has 2 · 4 = 8 pieces, and the bytes of every kind are unchanged.
+  PlanSpec spec;
+  spec.tp = 2;
+  spec.sequence_parallel = true;
+  const Lowered plain = lowered(2, 2, 4, spec, 2);
+  spec.tp_comm_overlap = true;
+  const Lowered overlapped = lowered(2, 2, 4, spec, 2);
+  const auto cs = collectives(overlapped.step.tasks);
+  for (std::int32_t mb = 0; mb < 2; ++mb)
+    for (const char* layer : {"layers.0.", "layers.1."}) {
+      INFO("micro-batch " << mb << ", " << layer);
+      CHECK(tensor_comm(cs, CollectiveKind::ReduceScatter, mb, layer) == 8);
+      CHECK(tensor_comm(cs, CollectiveKind::AllGather, mb, layer) == 8);
+    }
+  double bytes[2] = {0, 0}, plain_bytes[2] = {0, 0};
+  for (const auto& c : cs) {
+    if (c.category != Category::TensorComm || c.kind == CollectiveKind::AllReduce) continue;
+    INFO(c.label);
+    // The vocabulary-parallel embedding's reduce-scatter follows no GEMM: it stays whole.
+    if (contains(c.label, "embed_dropout")) {
+      CHECK(c.bytes == 8192);
+      bytes[1] += c.bytes;
+      continue;
+    }
+    const bool gather = c.kind == CollectiveKind::AllGather;
+    if (gather) CHECK(c.bytes == 4096);
+    if (!gather) CHECK((contains(c.label, "(last chunk)") ? c.bytes == 2048 : c.bytes == 6144));
+    bytes[gather ? 0 : 1] += c.bytes;
+  }
+  for (const auto& c : collectives(plain.step.tasks))
+    if (c.category == Category::TensorComm && c.kind != CollectiveKind::AllReduce)
+      plain_bytes[c.kind == CollectiveKind::AllGather ? 0 : 1] += c.bytes;
+  CHECK(bytes[0] == plain_bytes[0]);
+  CHECK(bytes[1] == plain_bytes[1]);
+  // Hidden chunks shorten the step: the same work, less of the tensor communication on the path
+  // (links of 1 GB/s, so that an 8 KiB collective takes longer than the small GEMMs).
+  const auto cluster = testing::flat_cluster(2, 1e9);
+  const auto profile = testing::flat_profile(1e12, 1e12);
+  const double t_plain = sim::simulate(plain.graph, plain.plan, cluster, profile).result.step_time_s;
+  const double t_overlapped = sim::simulate(overlapped.graph, overlapped.plan, cluster, profile).result.step_time_s;
+  CHECK(t_overlapped < t_plain);
+}
+
+TEST_CASE("plan: tp comm overlap needs sequence parallelism", "[sim][lower]") {
+  models::TransformerConfig c;
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.vocab = 128;
+  c.seq_len = 32;
+  c.batch = 2;
+  const models::Graph g = models::build_transformer(c);
+  strategies::TrainingSpec training;
+  training.global_batch = 2;
+  training.micro_batch = 2;
+  PlanSpec spec;
+  spec.tp = 2;
+  spec.tp_comm_overlap = true;
+  const auto problem = strategies::check_plan(g, training, spec, 2);
+  REQUIRE(problem);
+  CHECK(problem->pointer == "/plan/tp_comm_overlap");
+}
+
 TEST_CASE("lower: tensor parallel without sequence parallel reduces no weight gradient", "[sim][lower]") {
   // tp 2, dp 1, pp 1: every weight gradient is complete on each rank — column-parallel weights and
   // biases and row-parallel weights are sharded; a row-parallel bias (o_proj, fc2) is added after the
