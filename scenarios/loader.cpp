@@ -98,6 +98,22 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   const sim::Profile& profile = profile_of(s, profiles, reporter);
   if (auto problem = sim::check_cluster_spec(s.cluster, profile))
     throw reporter.error("/cluster" + problem->pointer, problem->message);
+  // Every device kind must compute in the training precision (fp16 and bf16 stand for each other and
+  // tf32 falls back to fp32, as the cost model reads peaks; fp8 needs an fp8 peak: Hopper and later).
+  {
+    std::vector<std::string> kinds{s.cluster.device};
+    for (const auto& g : s.cluster.node_groups)
+      if (!g.device.empty()) kinds.push_back(g.device);
+    const models::DType p = s.training.precision;
+    for (const auto& kind : kinds) {
+      const sim::DeviceProfile& d = profile.device(kind);
+      const bool ok = d.peak_for(p) || (p == models::DType::F16 && d.peak_for(models::DType::BF16)) ||
+                      (p == models::DType::BF16 && d.peak_for(models::DType::F16)) || (p == models::DType::TF32 && d.peak_for(models::DType::F32));
+      if (!ok)
+        throw reporter.error("/training/precision", "found \"" + std::string(models::to_string(p)) + "\", but the " + kind +
+                                                        " profile gives no peak FLOP/s in it; expected a precision the device computes in");
+    }
+  }
 
   const std::int64_t devices = s.cluster.device_count();
   // The plan is judged on the graph it will run: one micro-batch of every data-parallel replica.

@@ -208,6 +208,24 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     CHECK(error_of(t.str()) ==
           "s.json:3:103: at /model/image_size: image_size applies to CNN and MLP presets, not to an inline transformer");
   }
+  SECTION("attention on a model without attention") {
+    t.model = R"("model": { "preset": "resnet50", "attention": "fused" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:49: at /model/attention: model \"resnet50\": option attention does not apply to a CNN, which has no attention (it "
+          "applies to transformer presets)");
+  }
+  SECTION("fp8 on a device without fp8") {
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "fp8" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:68: at /training/precision: found \"fp8\", but the a100-80gb profile gives no peak FLOP/s in it; expected a "
+          "precision the device computes in");
+  }
+  SECTION("tp comm overlap without sequence parallelism") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "tp_comm_overlap": true })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:50: at /plan/tp_comm_overlap: tensor-parallel communication overlap splits the sequence-parallel all-gathers and "
+          "reduce-scatters; it needs sequence_parallel true");
+  }
   SECTION("a model file that does not exist") {
     t.model = R"("model": { "hf_config": "no-such/config.json" },)";
     CHECK(error_of(t.str()) ==
