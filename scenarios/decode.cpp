@@ -49,6 +49,10 @@ models::TransformerConfig decode_transformer(const json& t, const json& model) {
   return c;
 }
 
+/// The dtype of a model's activations and weights when training in `precision`: fp8 training keeps them
+/// in bf16 and casts a GEMM's inputs to fp8 just before it (Transformer Engine; sim/work/op_work.hpp).
+models::DType activation_dtype(models::DType precision) { return precision == models::DType::FP8 ? models::DType::BF16 : precision; }
+
 ModelSpec decode_model(const json& m, const std::string& folder, models::DType precision) {
   ModelSpec spec;
   if (m.contains("preset")) {
@@ -57,7 +61,7 @@ ModelSpec decode_model(const json& m, const std::string& folder, models::DType p
   } else if (m.contains("transformer")) {
     spec.source = ModelSource::Transformer;
     spec.transformer = decode_transformer(m["transformer"], m);
-    spec.transformer.dtype = precision;
+    spec.transformer.dtype = activation_dtype(precision);
   } else if (m.contains("hf_config")) {
     spec.source = ModelSource::HfConfig;
     spec.path = resolve_path(folder, m["hf_config"].get<std::string>());
@@ -71,7 +75,7 @@ ModelSpec decode_model(const json& m, const std::string& folder, models::DType p
   spec.options.in_channels = optional_int(m, "in_channels");
   if (m.contains("attention"))
     spec.options.attention = enum_value(models::attention_kind_from_string(m["attention"].get<std::string>()), "model.attention");
-  spec.options.dtype = precision;
+  spec.options.dtype = activation_dtype(precision);
   return spec;
 }
 

@@ -92,9 +92,14 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     return c;
   }
   c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
+  // fp8 GEMMs: the casts to fp8 run as their own memory-bound kernels.
+  if (w.quantize_fwd_bytes > 0)
+    c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.
   if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, w.bwd_flops, 2 * w.bytes, w.gemm_flops, w.bwd_kernels);
+  if (w.quantize_bwd_bytes > 0)
+    c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);
   return c;
 }
 

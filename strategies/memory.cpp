@@ -88,18 +88,20 @@ double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std:
 }
 
 double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b_, std::int64_t t_, bool sequence_parallel,
-                              Recompute recompute) {
+                              Recompute recompute, models::DType precision) {
   const double s = static_cast<double>(shape.seq_len), b = static_cast<double>(b_), h = static_cast<double>(shape.hidden),
                a = static_cast<double>(shape.heads), g = static_cast<double>(shape.kv_heads), d = static_cast<double>(shape.head_dim),
                f = static_cast<double>(shape.ffn_hidden), t = static_cast<double>(t_);
   const double tokens = s * b;
   if (recompute == Recompute::Full) return 2 * tokens * h / (sequence_parallel ? t : 1);
+  const bool fp8 = precision == models::DType::FP8;
+  const double linear_input = fp8 ? 1 : 2;  // bytes per element a linear layer saves of its input
   const double masks = shape.dropout ? 2 * h : 0;
-  const double replicated = 4 * h + 2 * h + 2 * h + masks;
-  double attention = 2 * a * d + 4 * g * d + 2 * a * d;
+  const double replicated = 4 * h + linear_input * h + linear_input * h + masks;
+  double attention = 2 * a * d + 4 * g * d + 2 * a * d + (fp8 ? a * d : 0);
   if (shape.attention == models::AttentionKind::Eager) attention += recompute == Recompute::Selective ? 0 : 5 * a * s;
   else attention += 4 * a;
-  const double internals = (shape.mlp == models::MlpKind::SwiGLU ? 6 : 4) * f;
+  const double internals = ((shape.mlp == models::MlpKind::SwiGLU ? 4 : 2) + linear_input) * f;
   const double mlp = shape.experts > 0 ? static_cast<double>(shape.experts_per_token) * (4 * h + internals) : internals;
   return tokens * (replicated / (sequence_parallel ? t : 1) + (attention + mlp) / t);
 }
@@ -121,6 +123,9 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const double elements = sw.local_elements;
     chunk_params[chunk] += elements;
     chunk_weights[chunk] += elements * bpp.weights / (plan.zero >= 3 ? sw.zero_replicas : 1);
+    const auto kind = g.op(sw.op).kind;
+    if (plan.precision == models::DType::FP8 && (kind == models::OpKind::Linear || kind == models::OpKind::MoEExperts))
+      chunk_weights[chunk] += elements * kFp8WeightCopyBytes;
     chunk_grads[chunk] += elements * bpp.gradients / (plan.zero >= 2 ? sw.zero_replicas : 1);
     chunk_opt[chunk] += elements * bpp.optimizer / (plan.zero >= 1 ? sw.zero_replicas : 1);
     layer_weight_bytes[static_cast<std::size_t>(g.op(sw.op).layer)] += elements * bpp.weights;
@@ -133,9 +138,9 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
     double kept = 0, full = 0;
     if (is_block_layer(g, l)) {
-      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute);
+      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision);
       full = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel,
-                                    plan.recompute == Recompute::Full ? Recompute::None : plan.recompute);
+                                    plan.recompute == Recompute::Full ? Recompute::None : plan.recompute, plan.precision);
     } else {
       full = graph_layer_saved_bytes(g, plan, l);
       kept = plan.recompute == Recompute::Full ? graph_layer_input_bytes(g, plan, l) : full;

@@ -69,9 +69,16 @@ struct BytesPerParameter {
 ///     routed copy, the expert input and output 4h and the internals.
 /// For GPT (MHA, d = h/a, GELU with f = 4h, dropout, eager) this is Korthikanti's 34sbh + 5as²b and its
 /// tensor-parallel split 10 + 24/t. Full recompute keeps the block input, 2sbh (/t with sequence
-/// parallel).
+/// parallel). In fp8 training (Transformer Engine) each linear layer saves its input in fp8, 1 byte:
+/// the QKV and MLP inputs take h each instead of 2h, the second MLP GEMM's input f instead of 2f, and
+/// the output projection keeps an fp8 copy (ad) beside the bf16 output the attention kernel saves.
 [[nodiscard]] double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b, std::int64_t t, bool sequence_parallel,
-                                            Recompute recompute);
+                                            Recompute recompute, models::DType precision = models::DType::BF16);
+
+/// Bytes per parameter of the fp8 copies Transformer Engine caches of a linear layer's weight in fp8
+/// training: row-wise and transposed (Hopper's fp8 GEMMs take only the TN layout), 1 + 1 (TE docs,
+/// "Performance considerations": the weight stays in high precision and an fp8 copy is kept beside it).
+inline constexpr double kFp8WeightCopyBytes = 2;
 
 /// Peak memory of one device of each pipeline stage.
 [[nodiscard]] std::vector<StageMemory> memory_per_stage(const models::Graph& graph, const Plan& plan);

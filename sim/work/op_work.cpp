@@ -6,12 +6,17 @@
 
 namespace parasim::sim {
 
+models::DType compute_dtype(const models::Operator& op, models::DType precision) {
+  if (precision != models::DType::FP8) return precision;
+  return op.kind == models::OpKind::Linear || op.kind == models::OpKind::MoEExperts ? models::DType::FP8 : models::DType::BF16;
+}
+
 OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
-               models::DType precision) {
+               models::DType precision, std::int64_t micro_batches) {
   using strategies::local_dim_size;
   using strategies::local_elements;
   OpWork w;
-  w.dtype = precision;
+  w.dtype = compute_dtype(op, precision);
   w.cls = models::op_class(op.kind);
   if (op.kind == models::OpKind::Input) {
     w.is_input = true;
@@ -57,6 +62,16 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   w.bwd_kernels = w.cls == models::OpClass::Gemm ? w.gemms * std::max(1, static_cast<int>(op.bwd_flops_factor + 0.5)) : 1;
   w.weights = static_cast<int>(op.weights.size());
   for (const auto& wt : op.weights) w.weight_elements += local_elements(mesh, sharding, op, wt.spec);
+  if (w.dtype == models::DType::FP8) {
+    // Each cast reads the bf16 tensor (2 B) and writes its fp8 copy twice, row-wise and transposed
+    // (1 + 1 B): Hopper's fp8 GEMMs take only the TN layout, so the weight-gradient and data-gradient
+    // GEMMs need the transposed copies (TE docs, "Performance considerations"): 4 B per element.
+    double inputs = 0;
+    for (const auto& in : op.inputs) inputs += local_elements(mesh, sharding, op, in);
+    const double outputs = local_elements(mesh, sharding, op, op.output);
+    w.quantize_fwd_bytes = 4 * inputs + 4 * w.weight_elements / static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
+    w.quantize_bwd_bytes = 4 * outputs;
+  }
   return w;
 }
 

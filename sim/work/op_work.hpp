@@ -24,6 +24,10 @@ struct OpWork {
   /// memory-bound operators).
   double gemm_flops = 0;
   bool causal = false;  ///< a fused attention with a causal mask
+  /// fp8 GEMMs: bytes the casts to fp8 move, per pass (Transformer Engine quantizes a linear layer's
+  /// input and, on the first micro-batch, its weight before the forward GEMMs, and the output gradient
+  /// before the backward ones); 0 otherwise. They run as memory-bound kernels beside the GEMMs.
+  double quantize_fwd_bytes = 0, quantize_bwd_bytes = 0;
   int gemms = 1;        ///< kernels of the forward (fused multi-GEMM operators: one per GEMM)
   int bwd_kernels = 1;  ///< kernels of the backward (a GEMM's: the data and the weight gradient)
   int weights = 0;             ///< weight tensors the operator holds
@@ -31,8 +35,15 @@ struct OpWork {
   bool operator==(const OpWork&) const = default;
 };
 
-/// The work of `op` on one device of `mesh` under `sharding`, in `precision`.
+/// The dtype `op` computes in when training in `precision`. fp8 training as Transformer Engine does it
+/// (Megatron-Core, NeMo) runs the linear layers' GEMMs in fp8 (forward, data and weight gradient) and
+/// keeps norms, softmax, attention (its fp8_dpa is off by default), the MoE router and every
+/// element-wise operator in bf16 (TE docs, "Introduction to low precision training").
+[[nodiscard]] models::DType compute_dtype(const models::Operator& op, models::DType precision);
+
+/// The work of `op` on one device of `mesh` under `sharding`, in `precision`, with `micro_batches`
+/// micro-batches per step (an fp8 weight is quantized once per step, on the first).
 [[nodiscard]] OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
-                             models::DType precision);
+                             models::DType precision, std::int64_t micro_batches = 1);
 
 }  // namespace parasim::sim

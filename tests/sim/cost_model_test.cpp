@@ -1,0 +1,107 @@
+// The cost model's newer operator classes against hand derivations: fused attention timed on its own
+// curve, and fp8 GEMMs with their quantization kernels.
+#include <catch2/catch.hpp>
+
+#include "models/ops.hpp"
+#include "models/transformer.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/profile.hpp"
+#include "sim/work/op_work.hpp"
+#include "strategies/memory.hpp"
+
+using namespace parasim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+sim::EfficiencyCurve flat(double e) { return sim::EfficiencyCurve{{{1, e}}}; }
+
+/// A chip of 1e12 FLOP/s in every dtype (2e12 in fp8), 1e12 B/s of memory at full efficiency, no
+/// launch overhead; GEMMs at 0.5 of peak (fp8: 0.25), attention at 0.4 forward and 0.2 backward.
+sim::DeviceProfile chip() {
+  sim::DeviceProfile d;
+  d.name = "chip";
+  d.peak_flops_per_s = {{models::DType::BF16, 1e12}, {models::DType::F32, 1e12}, {models::DType::FP8, 2e12}};
+  d.memory_bandwidth_bytes_per_s = 1e12;
+  d.memory_capacity_bytes = 1e12;
+  d.gemm_efficiency = flat(0.5);
+  d.gemm_efficiency_by_dtype[models::DType::FP8] = flat(0.25);
+  d.memory_efficiency = flat(1);
+  sim::AttentionEfficiency a;
+  a.dtype = models::DType::BF16;
+  a.head_dim = 64;
+  a.causal = true;
+  a.forward = flat(0.4);
+  a.backward = flat(0.2);
+  d.attention_efficiency.push_back(a);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: a fused attention runs its executed FLOPs at its own curve", "[sim][cost]") {
+  // One head (a = 1, d = 64), b 1, s 1024, causal: forward 4·s²·d / 2 = 4 · 1024² · 64 / 2 =
+  // 134,217,728 FLOPs at 0.4 · 1e12 = 335.5 µs; backward 2.5 × that = 335,544,320 FLOPs at 0.2 · 1e12 =
+  // 1677.7 µs. Its bytes (Q, K, V, output: 4 · 1024 · 64 · 2 = 524,288 B) take 0.5 µs: compute-bound.
+  models::Operator o = models::ops::make("attn", models::OpKind::Attention,
+                                         {models::ops::dim("b", 1), models::ops::dim("g", 1), models::ops::dim("r", 1),
+                                          models::ops::dim("q", 1024), models::ops::dim("k", 1024, false), models::ops::dim("d", 64)},
+                                         {{"b", "q", "g", "r", "d"}, {"b", "k", "g", "d"}, {"b", "k", "g", "d"}}, {"b", "q", "g", "r", "d"},
+                                         models::DType::BF16);
+  o.variant = "causal";
+  o.gemm_batch = {"b", "g", "r"};
+  o.gemm_m = {"q"};
+  o.gemm_n = {"k"};
+  o.gemm_k = {"d"};
+  o.flops_per_point = 4 * models::ops::kCausalAttentionShare;
+  o.bwd_flops_factor = 2.5;
+  const sim::OpWork w = sim::op_work(o, strategies::DeviceMesh{}, strategies::OpSharding{}, models::DType::BF16);
+  CHECK(w.fwd_flops == 134'217'728.0);
+  CHECK(w.causal);
+  const sim::OpCost c = sim::op_cost(chip(), w);
+  CHECK_THAT(c.fwd_s, WithinRel(134'217'728.0 / 0.4e12, 1e-12));
+  CHECK_THAT(c.bwd_s, WithinRel(335'544'320.0 / 0.2e12, 1e-12));
+  // A head dim between listed ones reads the nearest; fp16 reads the bf16 curve.
+  CHECK(sim::attention_efficiency(chip(), models::DType::F16, 128, 4096, true, false) == 0.4);
+  // No curve for the dtype: nothing (the kernel then runs on the GEMM curve).
+  CHECK_FALSE(sim::attention_efficiency(chip(), models::DType::F32, 64, 4096, true, false).has_value());
+}
+
+TEST_CASE("cost model: an fp8 linear layer runs its GEMMs in fp8 and pays for its casts", "[sim][cost]") {
+  // x [b 1, s 1024, h 1024] · W [1024, 1024], no bias, in fp8 training with 4 micro-batches.
+  const models::Operator o = models::ops::linear("fc", {models::ops::dim("b", 1), models::ops::dim("s", 1024)},
+                                                 {models::ops::dim("h", 1024)}, {models::ops::dim("n", 1024)}, false, models::DType::BF16);
+  const sim::OpWork w = sim::op_work(o, strategies::DeviceMesh{}, strategies::OpSharding{}, models::DType::FP8, 4);
+  CHECK(w.dtype == models::DType::FP8);
+  // Casts: the input (1024² elements) and a quarter of the weight's (1024², once per 4 micro-batches)
+  // at 4 B each forward; the output gradient's 1024² at 4 B backward.
+  CHECK(w.quantize_fwd_bytes == 4.0 * 1024 * 1024 + 4.0 * 1024 * 1024 / 4);
+  CHECK(w.quantize_bwd_bytes == 4.0 * 1024 * 1024);
+  // Forward: 2 · 1024³ = 2,147,483,648 FLOPs at 0.25 · 2e12 = 0.5e12 FLOP/s: 4,295 µs; its bytes (x, W, y:
+  // 3 · 1024² · 2 = 6,291,456 B, 6.3 µs) do not bind; the casts add 5,242,880 B / 1e12 B/s = 5.24 µs.
+  const sim::OpCost c = sim::op_cost(chip(), w);
+  CHECK_THAT(c.fwd_s, WithinRel(2'147'483'648.0 / 0.5e12 + 5'242'880.0 / 1e12, 1e-12));
+  // Norms, attention and element-wise operators stay in bf16.
+  models::Operator norm = o;
+  norm.kind = models::OpKind::LayerNorm;
+  CHECK(sim::compute_dtype(norm, models::DType::FP8) == models::DType::BF16);
+  CHECK(sim::compute_dtype(o, models::DType::BF16) == models::DType::BF16);
+}
+
+TEST_CASE("memory: fp8 training saves the linear layers' inputs in fp8", "[sim][cost][memory]") {
+  // Llama-3-70B's block (as in memory_test), s 8192, b 1, tp 8, sequence parallel, fused attention. In
+  // bf16: (8,192 + 26,144) · 8192 = 281,280,512 B. In fp8 the QKV and MLP inputs take h each (replicated
+  // 4h + h + h = 49,152 → /8 = 6,144), the output projection keeps an fp8 copy (ad = 8,192) and the
+  // down projection's input is f (28,672) instead of 2f: split 209,152 + 8,192 − 28,672 = 188,672 →
+  // /8 = 23,584. (6,144 + 23,584) · 8192 = 243,531,776 B.
+  models::TransformerShape llama;
+  llama.seq_len = 8192;
+  llama.hidden = 8192;
+  llama.heads = 64;
+  llama.kv_heads = 8;
+  llama.head_dim = 128;
+  llama.ffn_hidden = 28672;
+  llama.mlp = models::MlpKind::SwiGLU;
+  llama.attention = models::AttentionKind::Fused;
+  CHECK(strategies::layer_activation_bytes(llama, 1, 8, true, strategies::Recompute::None, models::DType::FP8) == 243'531'776.0);
+}
