@@ -191,6 +191,9 @@ strategies::PlanSpec decode_plan(const json& p) {
   spec.tp = p.value("tp", spec.tp);
   spec.pp = p.value("pp", spec.pp);
   spec.ep = p.value("ep", spec.ep);
+  spec.cp = p.value("cp", spec.cp);
+  if (p.contains("cp_comm"))
+    spec.cp_comm = enum_value(strategies::cp_comm_from_string(p["cp_comm"].get<std::string>()), "plan.cp_comm");
   if (p.contains("schedule"))
     spec.schedule = enum_value(strategies::schedule_from_string(p["schedule"].get<std::string>()), "plan.schedule");
   spec.virtual_stages = p.value("virtual_stages", spec.virtual_stages);

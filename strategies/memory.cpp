@@ -88,11 +88,12 @@ double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std:
 }
 
 double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b_, std::int64_t t_, bool sequence_parallel,
-                              Recompute recompute, models::DType precision) {
+                              Recompute recompute, models::DType precision, std::int64_t cp_, CpComm cp_comm) {
   const double s = static_cast<double>(shape.seq_len), b = static_cast<double>(b_), h = static_cast<double>(shape.hidden),
                a = static_cast<double>(shape.heads), g = static_cast<double>(shape.kv_heads), d = static_cast<double>(shape.head_dim),
                f = static_cast<double>(shape.ffn_hidden), t = static_cast<double>(t_);
-  const double tokens = s * b;
+  const double cp = static_cast<double>(cp_);
+  const double tokens = s * b / cp;
   if (recompute == Recompute::Full) return 2 * tokens * h / (sequence_parallel ? t : 1);
   const bool fp8 = precision == models::DType::FP8;
   const double linear_input = fp8 ? 1 : 2;  // bytes per element a linear layer saves of its input
@@ -103,7 +104,8 @@ double layer_activation_bytes(const models::TransformerShape& shape, std::int64_
   else attention += 4 * a;
   const double internals = ((shape.mlp == models::MlpKind::SwiGLU ? 4 : 2) + linear_input) * f;
   const double mlp = shape.experts > 0 ? static_cast<double>(shape.experts_per_token) * (4 * h + internals) : internals;
-  return tokens * (replicated / (sequence_parallel ? t : 1) + (attention + mlp) / t);
+  const double gathered_kv = cp_ > 1 && cp_comm == CpComm::AllGather ? 4 * g * d * (cp - 1) : 0;
+  return tokens * (replicated / (sequence_parallel ? t : 1) + (attention + mlp + gathered_kv) / t);
 }
 
 std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
@@ -138,9 +140,10 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
     double kept = 0, full = 0;
     if (is_block_layer(g, l)) {
-      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision);
+      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision, plan.cp(), plan.cp_comm);
       full = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel,
-                                    plan.recompute == Recompute::Full ? Recompute::None : plan.recompute, plan.precision);
+                                    plan.recompute == Recompute::Full ? Recompute::None : plan.recompute, plan.precision, plan.cp(),
+                                    plan.cp_comm);
     } else {
       full = graph_layer_saved_bytes(g, plan, l);
       kept = plan.recompute == Recompute::Full ? graph_layer_input_bytes(g, plan, l) : full;
@@ -180,7 +183,8 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     if (plan.dp() > 1) sm.memory.buffers_bytes += 2 * std::min(plan.grad_bucket_bytes, sm.memory.gradients_bytes * (plan.zero >= 2 ? plan.dp() : 1));
     if (plan.zero >= 3) sm.memory.buffers_bytes += static_cast<double>(1 + kZero3PrefetchLayers) * largest_layer_weight_bytes;
     if (t && plan.sequence_parallel)
-      sm.memory.buffers_bytes += 2 * static_cast<double>(t->seq_len * plan.micro_batch * t->hidden) * dtype_bytes(plan.precision);
+      sm.memory.buffers_bytes +=
+          2 * static_cast<double>(t->seq_len / plan.cp() * plan.micro_batch * t->hidden) * dtype_bytes(plan.precision);
     out.push_back(sm);
   }
   return out;

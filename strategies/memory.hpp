@@ -72,8 +72,11 @@ struct BytesPerParameter {
 /// parallel). In fp8 training (Transformer Engine) each linear layer saves its input in fp8, 1 byte:
 /// the QKV and MLP inputs take h each instead of 2h, the second MLP GEMM's input f instead of 2f, and
 /// the output projection keeps an fp8 copy (ad) beside the bf16 output the attention kernel saves.
+/// With context parallelism over cp devices each keeps the terms of its s/cp tokens; the all_gather
+/// exchange also keeps the gathered keys and values of the other ranks, 4gd per token of theirs.
 [[nodiscard]] double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b, std::int64_t t, bool sequence_parallel,
-                                            Recompute recompute, models::DType precision = models::DType::BF16);
+                                            Recompute recompute, models::DType precision = models::DType::BF16, std::int64_t cp = 1,
+                                            CpComm cp_comm = CpComm::P2P);
 
 /// Bytes per parameter of the fp8 copies Transformer Engine caches of a linear layer's weight in fp8
 /// training: row-wise and transposed (Hopper's fp8 GEMMs take only the TN layout), 1 + 1 (TE docs,

@@ -32,7 +32,7 @@ std::int64_t block_layers(const models::Graph& g) {
 
 struct MeshLayout {
   DeviceMesh mesh;
-  int dp = -1, tp = -1, pp = -1, ep = -1;
+  int dp = -1, tp = -1, pp = -1, ep = -1, cp = -1;
 };
 
 MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
@@ -43,6 +43,11 @@ MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
     auto dp_it = std::find(order.begin(), order.end(), "dp");
     order.insert(dp_it == order.end() ? order.end() : dp_it + 1, "ep");
   }
+  if (spec.cp > 1 && std::find(order.begin(), order.end(), "cp") == order.end()) {
+    // Context parallelism just outside tensor parallelism (Megatron-Core's tp-cp-ep-dp-pp).
+    auto tp_it = std::find(order.begin(), order.end(), "tp");
+    order.insert(tp_it, "cp");
+  }
   for (const auto& name : order) {
     std::int64_t size = 1;
     AxisRole role = AxisRole::Data;
@@ -50,12 +55,14 @@ MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
     else if (name == "tp") size = spec.tp, role = AxisRole::Tensor;
     else if (name == "dp") size = dp_total / std::max<std::int64_t>(spec.ep, 1), role = AxisRole::Data;
     else if (name == "ep") size = spec.ep, role = AxisRole::Expert;
+    else if (name == "cp") size = spec.cp, role = AxisRole::Context;
     m.mesh.axes.push_back(MeshAxis{name, size, role});
   }
   m.dp = m.mesh.axis_index("dp");
   m.tp = m.mesh.axis_index("tp");
   m.pp = m.mesh.axis_index("pp");
   m.ep = m.mesh.axis_index("ep");
+  m.cp = m.mesh.axis_index("cp");
   return m;
 }
 
@@ -89,12 +96,23 @@ std::vector<OpSharding> assign_sharding(const models::Graph& g, const PlanSpec& 
     } else {
       add("b", {m.dp, m.ep});
     }
+    // Context parallel: every operator's sequence over cp, the input tokens included. Attention reads
+    // its queries split and its keys whole (the K/V exchange is the reshard into that layout: an
+    // all-gather, run as a ring for p2p), or under a2a reads whole sequences split by heads.
+    const bool core = transformer && o.find_dim("q") != nullptr;
+    const bool a2a = spec.cp_comm == CpComm::AllToAll;
+    const bool bsh = transformer && o.dims.size() == 3 && o.dims[0].name == "b" && o.dims[1].name == "s" && o.dims[2].name == "h";
+    if (transformer && spec.cp > 1) {
+      if (!(spec.sequence_parallel && spec.tp > 1 && bsh)) add("s", {m.cp});
+      if (!a2a) add("q", {m.cp});
+      if (a2a && core && spec.tp == 1) add("g", {m.cp});
+    }
     // The data entering the graph is replicated over the tensor axis: its first consumer reads all of it.
     if (spec.tp > 1 && o.kind != models::OpKind::Input) {
       if (transformer) {
-        for (const char* dim : {"g", "f", "v"}) add(dim, {m.tp});
-        const bool bsh = o.dims.size() == 3 && o.dims[0].name == "b" && o.dims[1].name == "s" && o.dims[2].name == "h";
-        if (spec.sequence_parallel && bsh) add("s", {m.tp});
+        add("g", core && a2a ? std::vector<int>{m.tp, m.cp} : std::vector<int>{m.tp});
+        for (const char* dim : {"f", "v"}) add(dim, {m.tp});
+        if (spec.sequence_parallel && bsh) add("s", {m.cp, m.tp});
       } else if (cnn) {
         for (const char* dim : {"co", "c"}) add(dim, {m.tp});
       }
@@ -153,10 +171,11 @@ std::int64_t Plan::dp() const {
 }
 std::int64_t Plan::tp() const { return tp_axis >= 0 ? mesh.axes[static_cast<std::size_t>(tp_axis)].size : 1; }
 std::int64_t Plan::ep() const { return ep_axis >= 0 ? mesh.axes[static_cast<std::size_t>(ep_axis)].size : 1; }
+std::int64_t Plan::cp() const { return cp_axis >= 0 ? mesh.axes[static_cast<std::size_t>(cp_axis)].size : 1; }
 
 std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices) {
   if (spec.dp > 0) return spec.dp;
-  const std::int64_t mp = std::max<std::int64_t>(spec.tp, 1) * std::max<std::int64_t>(spec.pp, 1);
+  const std::int64_t mp = std::max<std::int64_t>(spec.tp, 1) * std::max<std::int64_t>(spec.pp, 1) * std::max<std::int64_t>(spec.cp, 1);
   return std::max<std::int64_t>(devices / mp, 1);
 }
 
@@ -165,27 +184,31 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
   if (spec.tp < 1) return problem("/plan/tp", "tp must be >= 1, found " + str(spec.tp));
   if (spec.pp < 1) return problem("/plan/pp", "pp must be >= 1, found " + str(spec.pp));
   if (spec.ep < 1) return problem("/plan/ep", "ep must be >= 1, found " + str(spec.ep));
+  if (spec.cp < 1) return problem("/plan/cp", "cp must be >= 1, found " + str(spec.cp));
   if (spec.dp < 0) return problem("/plan/dp", "dp must be >= 1 (or 0 to derive it), found " + str(spec.dp));
   if (spec.virtual_stages < 1) return problem("/plan/virtual_stages", "virtual_stages must be >= 1, found " + str(spec.virtual_stages));
   if (training.micro_batch < 1) return problem("/training/micro_batch", "micro_batch must be >= 1, found " + str(training.micro_batch));
   if (training.global_batch < 1) return problem("/training/global_batch", "global_batch must be >= 1, found " + str(training.global_batch));
   if (spec.zero < 0 || spec.zero > 3) return problem("/plan/zero", "zero must be 0, 1, 2 or 3, found " + str(spec.zero));
 
-  const std::int64_t mp = spec.tp * spec.pp;
+  const std::int64_t mp = spec.tp * spec.pp * spec.cp;
+  const std::string mesh_names = spec.cp > 1 ? "tp × cp × pp" : "tp × pp";
+  const std::string mesh_sizes = str(spec.tp) + (spec.cp > 1 ? " × " + str(spec.cp) : "") + " × " + str(spec.pp);
   if (spec.dp == 0 && devices % mp != 0)
-    return problem("/plan/tp", "tp × pp = " + str(mp) + " does not divide the " + str(devices) + " devices of the cluster");
+    return problem(spec.cp > 1 ? "/plan/cp" : "/plan/tp",
+                   mesh_names + " = " + str(mp) + " does not divide the " + str(devices) + " devices of the cluster");
   const std::int64_t dp = resolve_dp(spec, devices);
   if (mp * dp != devices)
     return problem(spec.dp > 0 ? "/plan/dp" : "/plan/tp",
-                   "the mesh tp × pp × dp = " + str(spec.tp) + " × " + str(spec.pp) + " × " + str(dp) + " = " + str(mp * dp) +
+                   "the mesh " + mesh_names + " × dp = " + mesh_sizes + " × " + str(dp) + " = " + str(mp * dp) +
                        " devices does not match the cluster's " + str(devices) + " devices");
   if (dp % spec.ep != 0) return problem("/plan/ep", "ep (" + str(spec.ep) + ") must divide the data-parallel degree " + str(dp));
 
   {
     std::set<std::string> seen;
     for (const auto& a : spec.mesh_order) {
-      if (a != "pp" && a != "dp" && a != "tp" && a != "ep")
-        return problem("/plan/mesh_order", "unknown mesh axis \"" + a + "\"; expected \"pp\", \"dp\", \"tp\" or \"ep\"");
+      if (a != "pp" && a != "dp" && a != "tp" && a != "ep" && a != "cp")
+        return problem("/plan/mesh_order", "unknown mesh axis \"" + a + "\"; expected \"pp\", \"dp\", \"tp\", \"cp\" or \"ep\"");
       if (!seen.insert(a).second) return problem("/plan/mesh_order", "mesh axis \"" + a + "\" appears twice");
     }
     for (const char* a : {"pp", "dp", "tp"})
@@ -200,11 +223,21 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
       return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the " + str(t->kv_heads) + " key/value heads of the model");
     if (t->ffn_hidden % spec.tp != 0)
       return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the MLP width " + str(t->ffn_hidden));
+    if (spec.cp > 1) {
+      // Megatron-Core splits each sequence into 2·cp chunks (rank i holds chunks i and 2cp − 1 − i).
+      if (t->seq_len % (2 * spec.cp) != 0)
+        return problem("/plan/cp", "cp (" + str(spec.cp) + ") must split the sequence of " + str(t->seq_len) +
+                                       " tokens into 2·cp = " + str(2 * spec.cp) + " equal chunks for causal load balancing");
+      if (spec.cp_comm == CpComm::AllToAll && t->kv_heads % (spec.tp * spec.cp) != 0)
+        return problem("/plan/cp_comm", "the a2a exchange splits the key/value heads over tp × cp = " + str(spec.tp * spec.cp) +
+                                            ", which does not divide the " + str(t->kv_heads) + " key/value heads of the model");
+    }
     if (spec.ep > 1 && (t->experts == 0 || t->experts % spec.ep != 0))
       return problem("/plan/ep", t->experts == 0 ? "ep > 1 needs a mixture-of-experts model"
                                                  : "ep (" + str(spec.ep) + ") does not divide the " + str(t->experts) + " experts");
   } else {
     if (spec.sequence_parallel) return problem("/plan/sequence_parallel", "sequence parallel applies to transformer models only");
+    if (spec.cp > 1) return problem("/plan/cp", "context parallelism splits a transformer's sequence; this model has none");
     if (spec.ep > 1) return problem("/plan/ep", "ep > 1 needs a mixture-of-experts model");
     if (spec.tp > 1 && !is_cnn(g))
       return problem("/plan/tp", "tp > 1 needs a transformer (Megatron tensor parallel) or a CNN (channel-split model parallel)");
@@ -257,7 +290,7 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
     for (const auto& ds : sharding[id].dims) {
       const std::int64_t parts = product_of_axes(layout.mesh, ds.axes);
       if (must_divide(ds.dim) && o.dim_size(ds.dim) % parts != 0)
-        return problem(parts == spec.tp ? "/plan/tp" : "/plan/ep",
+        return problem(parts == spec.tp ? "/plan/tp" : spec.cp > 1 && parts % spec.cp == 0 ? "/plan/cp" : "/plan/ep",
                        "the split over " + str(parts) + " devices does not divide dim \"" + ds.dim + "\" (size " +
                            str(o.dim_size(ds.dim)) + ") of operator \"" + o.name + "\"");
     }
@@ -275,6 +308,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.tp_axis = layout.tp;
   plan.pp_axis = layout.pp;
   plan.ep_axis = layout.ep;
+  plan.cp_axis = layout.cp;
   plan.sharding = assign_sharding(g, spec, layout);
   plan.pp = spec.pp;
   plan.virtual_stages = spec.virtual_stages;
@@ -287,6 +321,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.recompute = spec.recompute;
   plan.sequence_parallel = spec.sequence_parallel;
   plan.tp_comm_overlap = spec.tp_comm_overlap;
+  plan.cp_comm = spec.cp_comm;
   plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
   plan.blocking_p2p = spec.blocking_p2p;
@@ -295,7 +330,9 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.optimizer = training.optimizer;
 
   std::ostringstream d;
-  d << "tp " << spec.tp << " × pp " << spec.pp << " × dp " << dp;
+  d << "tp " << spec.tp;
+  if (spec.cp > 1) d << " × cp " << spec.cp << " (" << to_string(spec.cp_comm) << ")";
+  d << " × pp " << spec.pp << " × dp " << dp;
   if (spec.ep > 1) d << " (ep " << spec.ep << ")";
   d << ", " << to_string(spec.schedule);
   if (spec.virtual_stages > 1) d << " v" << spec.virtual_stages;

@@ -34,7 +34,7 @@ struct OpSharding {
 struct Plan {
   std::string description;  ///< e.g. "tp 8 × pp 16 × dp 8, 1f1b, recompute full"
   DeviceMesh mesh;
-  int dp_axis = -1, tp_axis = -1, pp_axis = -1, ep_axis = -1;  ///< -1 when the axis is absent
+  int dp_axis = -1, tp_axis = -1, pp_axis = -1, ep_axis = -1, cp_axis = -1;  ///< -1 when the axis is absent
   std::vector<OpSharding> sharding;      ///< per graph operator id
   /// Per graph layer: the model chunk it belongs to. Chunk c runs on pipeline stage c mod pp
   /// (interleaved schedules give each stage virtual_stages chunks: c, c+pp, c+2pp, ...).
@@ -49,6 +49,7 @@ struct Plan {
   Recompute recompute = Recompute::None;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  ///< see PlanSpec::tp_comm_overlap
+  CpComm cp_comm = CpComm::P2P;  ///< see PlanSpec::cp_comm (with cp > 1)
   double grad_bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap_grad_reduce = true;
   bool blocking_p2p = false;
@@ -61,11 +62,12 @@ struct Plan {
   [[nodiscard]] std::int64_t dp() const;  ///< data-parallel degree (dp axis × ep axis)
   [[nodiscard]] std::int64_t tp() const;
   [[nodiscard]] std::int64_t ep() const;
+  [[nodiscard]] std::int64_t cp() const;
   [[nodiscard]] std::int64_t chunks() const { return pp * virtual_stages; }
   [[nodiscard]] std::int64_t stage_of_chunk(std::int64_t chunk) const { return chunk % pp; }
 };
 
-/// The data-parallel degree a spec implies on `devices` devices (spec.dp, or devices / (tp·pp) when 0).
+/// The data-parallel degree a spec implies on `devices` devices (spec.dp, or devices / (tp·pp·cp) when 0).
 [[nodiscard]] std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices);
 
 /// The first reason `spec` cannot run `graph` on `devices` devices, located at the scenario field it

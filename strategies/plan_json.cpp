@@ -27,6 +27,8 @@ nlohmann::json to_json(const Plan& plan, const models::Graph& graph) {
   out["recompute"] = to_string(plan.recompute);
   out["sequence_parallel"] = plan.sequence_parallel;
   out["tp_comm_overlap"] = plan.tp_comm_overlap;
+  out["cp"] = plan.cp();
+  out["cp_comm"] = to_string(plan.cp_comm);
   out["grad_bucket_bytes"] = plan.grad_bucket_bytes;
   out["overlap_grad_reduce"] = plan.overlap_grad_reduce;
   out["blocking_p2p"] = plan.blocking_p2p;

@@ -32,7 +32,15 @@ constexpr std::pair<Recompute, const char*> kRecompute[] = {
     {Recompute::None, "none"}, {Recompute::Selective, "selective"}, {Recompute::Full, "full"}};
 constexpr std::pair<GradAccumulation, const char*> kGradAccumulation[] = {
     {GradAccumulation::Fused, "fused"}, {GradAccumulation::Autograd, "autograd"}, {GradAccumulation::Fp32Buffer, "fp32-buffer"}};
+constexpr std::pair<CpComm, const char*> kCpComm[] = {{CpComm::P2P, "p2p"}, {CpComm::AllGather, "all_gather"}, {CpComm::AllToAll, "a2a"}};
 }  // namespace
+
+std::string_view to_string(CpComm c) { return name_of(c, kCpComm); }
+const std::vector<std::string>& cp_comm_names() {
+  static const auto v = names(kCpComm);
+  return v;
+}
+std::optional<CpComm> cp_comm_from_string(std::string_view s) { return lookup(s, kCpComm); }
 
 std::string_view to_string(GradAccumulation g) { return name_of(g, kGradAccumulation); }
 const std::vector<std::string>& grad_accumulation_names() {

@@ -20,6 +20,11 @@ enum class Recompute { None, Selective, Full };
 /// micro-batch on (PyTorch: read 2 + read 2 + write 2 bytes per parameter), or into an fp32 buffer
 /// every micro-batch (Megatron-LM's local DDP main_grad: read 2 + read 4 + write 4).
 enum class GradAccumulation { Fused, Autograd, Fp32Buffer };
+/// How context parallelism exchanges keys and values (Megatron-Core --cp-comm-type): a ring of
+/// point-to-point K/V blocks overlapped with the attention blocks (Liu et al. 2023, ring attention; the
+/// default), one all-gather of K/V before attention (Llama 3's long-context training), or all-to-alls
+/// that trade the sequence split for a head split around attention (DeepSpeed-Ulysses).
+enum class CpComm { P2P, AllGather, AllToAll };
 
 struct TrainingSpec {
   std::int64_t global_batch = 1;  ///< samples per optimizer step, over all data-parallel replicas
@@ -34,6 +39,11 @@ struct PlanSpec {
   std::int64_t tp = 1;  ///< tensor (Megatron) / channel (CNN) model-parallel degree
   std::int64_t pp = 1;  ///< pipeline stages
   std::int64_t ep = 1;  ///< expert-parallel degree (MoE); experts are sharded over a sub-axis of dp
+  /// Context-parallel degree (transformers): every operator's sequence split over cp devices, causal
+  /// work balanced across them as Megatron-Core does (rank i holds chunks i and 2cp − 1 − i); weight
+  /// gradients reduced over dp × cp.
+  std::int64_t cp = 1;
+  CpComm cp_comm = CpComm::P2P;
   Schedule schedule = Schedule::OneFOneB;
   std::int64_t virtual_stages = 1;  ///< model chunks per device (interleaved 1F1B)
   int zero = 0;                     ///< ZeRO stage 0–3 over the data-parallel axis
@@ -51,7 +61,8 @@ struct PlanSpec {
   bool blocking_p2p = false;
   GradAccumulation grad_accumulation = GradAccumulation::Autograd;
   /// Mesh axes from outermost to innermost; the innermost axis gets consecutive device ids (so tp
-  /// stays inside a node). Default {"pp", "dp", "tp"}.
+  /// stays inside a node). Default {"pp", "dp", "tp"}; with cp > 1 and no "cp" named, cp goes just
+  /// outside tp (Megatron-Core's order tp-cp-ep-dp-pp, innermost first).
   std::vector<std::string> mesh_order{"pp", "dp", "tp"};
   /// Optional explicit pipeline cut: the number of graph layers in each stage (sums to the layer count).
   std::vector<std::int64_t> stage_layers;
@@ -62,6 +73,9 @@ struct PlanSpec {
 [[nodiscard]] std::string_view to_string(Schedule s);
 [[nodiscard]] std::string_view to_string(Recompute r);
 [[nodiscard]] std::string_view to_string(GradAccumulation g);
+[[nodiscard]] std::string_view to_string(CpComm c);  ///< "p2p", "all_gather", "a2a" (Megatron-Core's names)
+[[nodiscard]] const std::vector<std::string>& cp_comm_names();
+[[nodiscard]] std::optional<CpComm> cp_comm_from_string(std::string_view s);
 /// Names as written in scenarios: "adam", "adamw", "sgd", "sgd-momentum", "adafactor";
 /// "gpipe", "1f1b", "interleaved-1f1b"; "none", "selective", "full".
 [[nodiscard]] const std::vector<std::string>& optimizer_names();

@@ -26,7 +26,9 @@ std::vector<StageWeight> stage_weights(const models::Graph& g, const Plan& plan)
       sw.op = id;
       sw.weight = &w;
       sw.local_elements = local_elements(plan.mesh, sh, o, w.spec);
-      for (int axis : {plan.dp_axis, plan.ep_axis}) {
+      // Replicas that reduce a weight's gradient, over which ZeRO shards it: data (and expert) and
+      // context parallel ranks (Megatron-Core's distributed optimizer shards over dp × cp).
+      for (int axis : {plan.dp_axis, plan.ep_axis, plan.cp_axis}) {
         if (axis < 0) continue;
         bool splits_weight = false;
         for (const auto& d : w.spec.dims)

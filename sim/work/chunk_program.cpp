@@ -126,60 +126,99 @@ class ChunkWriter {
   void emit_reshards(ProgramBuilder& pb, const Layout& from, const Layout& to, double from_bytes, double to_bytes, const std::string& what) {
     for (const Reshard& n : reshard(from, to, from_bytes, to_bytes, mesh())) {
       const Category category = category_of_axis(mesh(), n.axis);
+      const bool ring = n.axis == plan_.cp_axis;  // context parallel: a ring of K/V blocks under attention
+      const std::string under = ring ? " (under attention)" : " (under the GEMMs)";
       if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::AllGather) {
-        // Ring exchange: the GEMMs start on the first chunk while the other tp − 1 arrive.
+        // Ring exchange: the consumers start on the first chunk while the other n − 1 arrive.
         const double pieces = static_cast<double>(mesh().axes[static_cast<std::size_t>(n.axis)].size);
         const std::uint32_t first = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (first chunk)");
-        const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + " (under the GEMMs)", false);
+        const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + under, false);
         pb.add_dependency(rest, first);
-        gather_rest_ = rest;
-      } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::ReduceScatter && gemm_run_before_ != kNoRun) {
-        // Pipelined: every chunk but the last is reduce-scattered while the GEMMs produce the next.
+        gather_rests_.push_back({rest, ring ? models::OpClass::Attention : models::OpClass::Gemm});
+      } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::ReduceScatter && runs_.count(n.axis)) {
+        // Pipelined: every chunk but the last is reduce-scattered while the run produces the next
+        // (a ring passes the K/V gradients on as the attention blocks finish: cp chunks).
+        const double pieces = ring ? static_cast<double>(mesh().axes[static_cast<std::size_t>(n.axis)].size) : kTpOverlapSplits;
         pb.flush();
-        const std::uint32_t rest =
-            pb.collective(n.kind, {n.axis}, n.bytes * (kTpOverlapSplits - 1) / kTpOverlapSplits, category, what + " (under the GEMMs)", false);
-        if (gemm_run_before_ >= 0) pb.add_dependency(rest, static_cast<std::uint32_t>(gemm_run_before_));
-        const std::uint32_t last = pb.collective(n.kind, {n.axis}, n.bytes / kTpOverlapSplits, category, what + " (last chunk)");
+        Run& run = runs_.at(n.axis);
+        const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + under, false);
+        if (run.before >= 0) pb.add_dependency(rest, static_cast<std::uint32_t>(run.before));
+        const std::uint32_t last = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (last chunk)");
         pb.add_dependency(last, rest);
-        gemm_run_before_ = kNoRun;
+        run.scattered = true;
       } else {
         pb.collective(n.kind, {n.axis}, n.bytes, category, what);
       }
     }
   }
 
-  // Tensor-parallel communication overlap (plan.tp_comm_overlap; Megatron-Core --tp-comm-overlap, as
-  // Transformer Engine's userbuffers do it): a sequence-parallel all-gather runs as a ring exchange of
-  // tp chunks, the GEMMs consuming each chunk as it arrives, so only the first chunk is exposed and the
-  // rest runs under the GEMMs (the first operator that is not such a GEMM waits for it); a
-  // reduce-scatter is pipelined in kTpOverlapSplits chunks with the GEMMs producing it, so only the last
-  // chunk is exposed. The SMs the communication kernels take from the GEMMs are not modelled.
+  // Communication overlapped with the compute that consumes or produces it.
+  //  - Tensor parallel (plan.tp_comm_overlap; Megatron-Core --tp-comm-overlap, as Transformer
+  //    Engine's userbuffers do it): a sequence-parallel all-gather runs as a ring exchange of tp
+  //    chunks, the GEMMs consuming each chunk as it arrives, so only the first chunk is exposed and the
+  //    rest runs under the GEMMs (the first operator that is not such a GEMM waits for it); a
+  //    reduce-scatter is pipelined in kTpOverlapSplits chunks with the GEMMs producing it, so only the
+  //    last chunk is exposed. The SMs the communication kernels take from the GEMMs are not modelled.
+  //  - Context parallel with cp_comm p2p (ring attention, Liu et al. 2023; Megatron-Core's default):
+  //    K and V pass around the cp ranks in cp blocks, each step's send posted before the current
+  //    block's attention (Transformer Engine's context-parallel attention), so only the first block is
+  //    exposed and the rest runs under the attention kernel; in backward the K/V gradients travel the
+  //    ring the same way and only the last block is exposed. (The backward ring also carries K and V
+  //    again beside their gradients, which is not counted.)
   static constexpr double kTpOverlapSplits = 4;  // Transformer Engine's default num_splits for the pipelined reduce-scatters
-  static constexpr std::int64_t kNoRun = -2;
   [[nodiscard]] bool overlapped(CollectiveKind kind, int axis) const {
-    return plan_.tp_comm_overlap && axis == plan_.tp_axis && (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter);
+    const bool gather_or_scatter = kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter;
+    if (plan_.tp_comm_overlap && axis == plan_.tp_axis) return gather_or_scatter;
+    return axis >= 0 && axis == plan_.cp_axis && plan_.cp_comm == strategies::CpComm::P2P && gather_or_scatter;
   }
   /// Before `op`'s pass is added: closes an overlapped all-gather's window at the first operator that
-  /// is not a GEMM, and opens a GEMM run whose result is reduce-scattered (`partial`: its result is a
-  /// partial sum over the tensor axis).
-  void overlap_before(ProgramBuilder& pb, const Operator& o, bool partial) {
-    if (!plan_.tp_comm_overlap) return;
-    const bool gemm = models::op_class(o.kind) == models::OpClass::Gemm;
-    if (gather_rest_ >= 0 && !gemm) {
+  /// is not of the class it runs under, and opens a run whose result is reduce-scattered: GEMMs whose
+  /// result is a partial sum over the tensor axis, or an attention whose result (its K/V gradient in
+  /// backward) is one over the context axis.
+  void overlap_before(ProgramBuilder& pb, OpId op, bool backward) {
+    const Operator& o = g_.op(op);
+    const models::OpClass cls = models::op_class(o.kind);
+    for (auto it = gather_rests_.begin(); it != gather_rests_.end();) {
+      if (it->second == cls) {
+        ++it;
+        continue;
+      }
       pb.flush();
-      pb.depend_on(static_cast<std::uint32_t>(gather_rest_));
-      gather_rest_ = -1;
+      pb.depend_on(it->first);
+      it = gather_rests_.erase(it);
     }
-    if (gemm && partial && gemm_run_before_ == kNoRun) {
-      pb.flush();
-      gemm_run_before_ = pb.last_chained();
-    }
+    // A tensor-parallel run ends at the first operator after its reduce-scatter that is not a GEMM; a
+    // context-parallel one lasts the layer (its K and V gradients leave as the projections' backward
+    // passes reach them).
+    if (auto it = runs_.find(plan_.tp_axis); it != runs_.end() && it->second.scattered && cls != models::OpClass::Gemm) runs_.erase(it);
+    auto partial_over = [&](int axis) {
+      if (axis < 0) return false;
+      auto has = [&](const Layout& l) { return std::find(l.partial.begin(), l.partial.end(), axis) != l.partial.end(); };
+      if (!backward) return has(output_layout(o, plan_.sharding[op]));
+      for (std::size_t slot = 0; slot < o.inputs.size(); ++slot)
+        if (has(input_grad_layout(o, plan_.sharding[op], slot))) return true;
+      return false;
+    };
+    int axis = -1;
+    if (plan_.tp_comm_overlap && cls == models::OpClass::Gemm && partial_over(plan_.tp_axis)) axis = plan_.tp_axis;
+    else if (overlapped(CollectiveKind::ReduceScatter, plan_.cp_axis) && cls == models::OpClass::Attention && partial_over(plan_.cp_axis))
+      axis = plan_.cp_axis;
+    if (axis < 0 || runs_.count(axis)) return;
+    pb.flush();
+    runs_[axis] = Run{pb.last_chained(), false};
   }
-  [[nodiscard]] bool partial_over_tp(const Layout& l) const {
-    return std::find(l.partial.begin(), l.partial.end(), plan_.tp_axis) != l.partial.end();
+  void reset_overlap() {
+    gather_rests_.clear();
+    runs_.clear();
   }
-  std::int64_t gather_rest_ = -1;
-  std::int64_t gemm_run_before_ = kNoRun;
+  /// A run of operators whose result is reduce-scattered over an axis: the last chained item before it
+  /// (-1 for none), and whether a reduce-scatter of it was emitted.
+  struct Run {
+    std::int64_t before = -1;
+    bool scattered = false;
+  };
+  std::vector<std::pair<std::uint32_t, models::OpClass>> gather_rests_;  ///< overlapped gathers' rests and the class they run under
+  std::map<int, Run> runs_;  ///< open runs by axis
 
   /// Forward items of `ops` (in topological order). `gathers`, when given, enters each layer as it
   /// begins (ZeRO-3); otherwise forward items may run on into the next layer (only backward needs
@@ -210,12 +249,11 @@ class ChunkWriter {
         if (!materialized.insert({p, to}).second) continue;
         emit_reshards(pb, from, to, local_out_bytes(p), local_in_bytes(op, slot), o.name);
       }
-      overlap_before(pb, o, partial_over_tp(output_layout(o, plan_.sharding[op])));
+      overlap_before(pb, op, false);
       pb.compute(op, pass, category, prefix);
     }
     pb.flush();
-    gather_rest_ = -1;
-    gemm_run_before_ = kNoRun;
+    reset_overlap();
   }
 
   void write_forward(Program& program) {
@@ -277,7 +315,7 @@ class ChunkWriter {
       const Operator& o = g_.op(op);
       if (o.kind == models::OpKind::Input) continue;
       write_output_gradient(pb, op);
-      overlap_before(pb, o, !o.inputs.empty() && partial_over_tp(input_grad_layout(o, plan_.sharding[op], 0)));
+      overlap_before(pb, op, true);
       pb.compute(op, Pass::Backward, Category::Backward, "B ");
       // Weight gradients that are partial sums over some mesh axes must be reduced over them.
       const auto& sh = plan_.sharding[op];
@@ -289,8 +327,7 @@ class ChunkWriter {
       }
     }
     pb.flush();  // one backward item per layer at least, so gradient buckets can start as layers finish
-    gather_rest_ = -1;
-    gemm_run_before_ = kNoRun;
+    reset_overlap();
   }
 
   void write_backward(Program& program) {
@@ -367,7 +404,8 @@ StepWork describe_step(const Graph& g, const Plan& plan) {
   StepWork step;
   step.op_work.reserve(g.op_count());
   for (OpId op = 0; op < g.op_count(); ++op) step.op_work.push_back(op_work(g.op(op), plan.mesh, plan.sharding[op], plan.precision, plan.micro_batches));
-  for (int a : {plan.dp_axis, plan.ep_axis})
+  // Gradients are reduced (and ZeRO-sharded) over the data, expert and context axes.
+  for (int a : {plan.dp_axis, plan.ep_axis, plan.cp_axis})
     if (a >= 0 && plan.mesh.axes[static_cast<std::size_t>(a)].size > 1) step.data_axes.push_back(a);
   std::sort(step.data_axes.begin(), step.data_axes.end());
   const std::vector<OpId> topo = g.topological_order();

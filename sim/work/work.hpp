@@ -94,7 +94,7 @@ struct StepWork {
   std::vector<OpPass> ops;            ///< the operator passes of every compute item, item by item
   std::vector<ComputeWork> computes;  ///< per compute item (WorkItem::compute), then per stage's optimizer step
   std::vector<ChunkWork> chunks;      ///< per model chunk
-  AxisSet data_axes;                  ///< the data axes (data, expert) larger than 1, over which gradients are reduced
+  AxisSet data_axes;                  ///< the data, expert and context axes larger than 1, over which gradients are reduced
   std::vector<double> stage_params;   ///< per stage: local parameters on each device
   std::vector<double> stage_updated;  ///< per stage: parameters each device's optimizer updates (a ZeRO shard)
   std::vector<TiedGradient> tied;

@@ -314,6 +314,7 @@ TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[sce
   CHECK(strings(defs.at("plan").at("properties").at("schedule").at("enum")) == parasim::strategies::schedule_names());
   CHECK(strings(defs.at("plan").at("properties").at("recompute").at("enum")) == parasim::strategies::recompute_names());
   CHECK(strings(defs.at("plan").at("properties").at("grad_accumulation").at("enum")) == parasim::strategies::grad_accumulation_names());
+  CHECK(strings(defs.at("plan").at("properties").at("cp_comm").at("enum")) == parasim::strategies::cp_comm_names());
   CHECK(strings(defs.at("training").at("properties").at("optimizer").at("enum")) == parasim::strategies::optimizer_names());
   CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
   for (const auto& dtype : strings(defs.at("training").at("properties").at("precision").at("enum")))
