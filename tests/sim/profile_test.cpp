@@ -65,7 +65,7 @@ TEST_CASE("datasheet profile: every device and link has every figure, each with 
   }
 }
 
-TEST_CASE("datasheet profile: spot values against shared/validation/hardware-specs.json", "[sim][profile]") {
+TEST_CASE("datasheet profile: spot values against the published datasheet figures", "[sim][profile]") {
   const Profile& p = datasheet_profile();
   SECTION("A100 80GB") {
     const DeviceProfile& a = p.device("a100-80gb");
