@@ -1,0 +1,129 @@
+// In-network reduction as collective algorithms (sim/collectives/nvls.cpp, collnet.cpp): NVLink SHARP
+// inside a node, NVLS-tree across nodes, InfiniBand SHARP (CollNet); their closed forms derived by
+// hand on small clusters whose links have efficiency 1, what `auto` picks, and the cluster fields
+// that enable them.
+#include <cmath>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "test_clusters.hpp"
+
+#include "sim/collectives.hpp"
+
+using namespace parasim::sim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+using parasim::testing::switched;
+using parasim::testing::switched_sharp;
+
+std::vector<std::int64_t> iota(std::int64_t n) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+std::string problem_of(const ClusterSpec& spec) {
+  const auto p = check_cluster_spec(spec, datasheet_profile());
+  return p ? p->pointer + ": " + p->message : "no problem";
+}
+
+}  // namespace
+
+TEST_CASE("NVLS all-reduce inside a node: α + (p+1)/p · S / B_nvls", "[sim][collectives][nvls]") {
+  const Cluster c = switched_sharp(1, 8);
+  const auto e = collective_time(c, CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Nvls);
+  CHECK(e.algorithm == CollectiveAlgorithm::Nvls);
+  // 2 µs + 9/8 · 1e9 / 100e9 = 0.000002 + 0.01125 = 0.011252 s; 1.125e9 B over each port.
+  CHECK_THAT(e.time.seconds(), WithinRel(0.011252, 1e-12));
+  CHECK_THAT(e.intra_bytes_per_device, WithinRel(1.125e9, 1e-12));
+  CHECK(e.inter_bytes_per_device == 0);
+  // Auto: the ring's 0.017514 s (tests/sim/collectives_test.cpp) and the tree's 0.02 s lose to it.
+  CHECK(collective_time(c, CollectiveKind::AllReduce, iota(8), 1e9).algorithm == CollectiveAlgorithm::Nvls);
+  // Two GPUs: NVLS moves 3/2 · S, the ring 2·1/2 · S = S: 1e9/100e9 + 2 µs = 0.010002 s against
+  // 2 µs + 0.015 s, so auto picks the ring.
+  CHECK(collective_time(c, CollectiveKind::AllReduce, iota(2), 1e9).algorithm == CollectiveAlgorithm::Ring);
+  // NVLS does not run other collectives, nor where the switch has no SHARP: a request falls back.
+  CHECK(collective_time(c, CollectiveKind::AllGather, iota(8), 1e9, CollectiveAlgorithm::Nvls).algorithm == CollectiveAlgorithm::Ring);
+  CHECK(collective_time(switched(1, 8), CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Nvls).algorithm ==
+        CollectiveAlgorithm::Ring);
+  // Across nodes NVLS alone does not apply (NVLS-tree or CollNet do).
+  CHECK(collective_time(switched_sharp(2, 4), CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Nvls).algorithm !=
+        CollectiveAlgorithm::Nvls);
+}
+
+TEST_CASE("NVLS-tree across nodes: max(NVLS stage, tree stage) + α_nvls + 2⌈log2 n⌉·α_inter", "[sim][collectives][nvls]") {
+  const Cluster c = switched_sharp(4, 4);
+  const auto e = collective_time(c, CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::NvlsTree);
+  CHECK(e.algorithm == CollectiveAlgorithm::NvlsTree);
+  // k = 4: NVLS stage 5/4 · 1e9 / 100e9 = 0.0125 s; tree stage 2 · 1e9 / (4 · 10e9) = 0.05 s;
+  // latency 2 µs + 2 · 2 · 5 µs = 22 µs: 0.050022 s. Traffic: 1.25e9 B per port; 2 · 1e9 · 3/16 =
+  // 3.75e8 B per device between nodes.
+  CHECK_THAT(e.time.seconds(), WithinRel(0.050022, 1e-12));
+  CHECK_THAT(e.intra_bytes_per_device, WithinRel(1.25e9, 1e-12));
+  CHECK_THAT(e.inter_bytes_per_device, WithinRel(3.75e8, 1e-12));
+}
+
+TEST_CASE("CollNet (InfiniBand SHARP): intra ring halves + (S/k)/B_inter + 2·α_inter", "[sim][collectives][collnet]") {
+  const Cluster c = switched_sharp(4, 4);
+  const auto e = collective_time(c, CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::CollNet);
+  CHECK(e.algorithm == CollectiveAlgorithm::CollNet);
+  // Intra halves 2 · (3/4 · 1e9 / 100e9 + 3 · 1 µs) = 0.015006 s; the shard 2.5e8 B up and down
+  // the switches over a 10 GB/s NIC, 0.025 s + 2 · 5 µs: 0.040016 s in all. The hierarchical
+  // all-reduce moves 2 · 3/4 of the shard between nodes: 0.015006 + 0.0375 + 6 · 5 µs = 0.052536 s.
+  CHECK_THAT(e.time.seconds(), WithinRel(0.040016, 1e-12));
+  CHECK_THAT(collective_time(c, CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::Hierarchical).time.seconds(),
+             WithinRel(0.052536, 1e-12));
+  CHECK_THAT(e.intra_bytes_per_device, WithinRel(1.5e9, 1e-12));
+  CHECK_THAT(e.inter_bytes_per_device, WithinRel(2.5e8, 1e-12));
+  // Auto at 1 GB: CollNet 0.040016 s beats NVLS-tree's 0.050022 s (tree stage 2S over the NICs).
+  CHECK(collective_time(c, CollectiveKind::AllReduce, iota(16), 1e9).algorithm == CollectiveAlgorithm::CollNet);
+  // Only where the fat-tree reduces.
+  CHECK(collective_time(switched(4, 4), CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::CollNet).algorithm !=
+        CollectiveAlgorithm::CollNet);
+}
+
+TEST_CASE("both engines' flows of the in-network reductions take their closed forms on an idle network", "[sim][collectives][nvls]") {
+  struct Case {
+    Cluster cluster;
+    std::int64_t p;
+    CollectiveAlgorithm algorithm;
+  };
+  const auto c = GENERATE(Case{switched_sharp(1, 8), 8, CollectiveAlgorithm::Nvls}, Case{switched_sharp(4, 4), 16, CollectiveAlgorithm::NvlsTree},
+                          Case{switched_sharp(4, 4), 16, CollectiveAlgorithm::CollNet});
+  INFO(to_string(c.algorithm));
+  const auto group = iota(c.p);
+  const double closed = collective_time(c.cluster, CollectiveKind::AllReduce, group, 1e9, c.algorithm).time.seconds();
+  const CollectiveFlows flows = collective_flows(c.cluster, CollectiveKind::AllReduce, group, 1e9, c.algorithm);
+  CHECK_THAT(uncontended_seconds(c.cluster, flows), WithinRel(closed, 1e-9));
+}
+
+TEST_CASE("in-network reduction: cluster fields and algorithms that do not fit are located errors", "[sim][cluster][nvls]") {
+  ClusterSpec spec = *cluster_preset("dgx-a100");
+  spec.nodes = 2;
+  SECTION("nvls on a PCIe node") {
+    spec.intra_node.kind = IntraNodeKind::PCIe;
+    spec.intra_node.nvls_link = "nvlink4-sharp";
+    CHECK(problem_of(spec) == "/intra_node/nvls_link: nvls_link applies only to an \"nvswitch\" node (NVLink SHARP is the NVSwitch's)");
+  }
+  SECTION("nvls asked of a node without NVLink SHARP (A100)") {
+    spec.algorithms.all_reduce = CollectiveAlgorithm::Nvls;
+    CHECK(problem_of(spec) == "/algorithms/all_reduce: nvls needs NVSwitch nodes with NVLink SHARP: name their intra_node.nvls_link");
+  }
+  SECTION("collnet on a fat-tree without SHARP") {
+    spec.algorithms.all_reduce = CollectiveAlgorithm::CollNet;
+    CHECK(problem_of(spec) == "/algorithms/all_reduce: collnet needs a fat-tree with InfiniBand SHARP: set inter_node.sharp");
+  }
+  SECTION("nvls for an all-gather") {
+    spec.algorithms.all_gather = CollectiveAlgorithm::Nvls;
+    CHECK(problem_of(spec).rfind("/algorithms/all_gather: all_gather has no nvls algorithm; expected one of ", 0) == 0);
+  }
+  SECTION("sharp on a torus") {
+    ClusterSpec tpu = *cluster_preset("tpu-v4-pod");
+    tpu.nodes = 16;
+    tpu.inter_node.sharp = true;
+    CHECK(problem_of(tpu) == "/inter_node/sharp: sharp (InfiniBand SHARP in-network reduction) applies only to a fat-tree inter-node network");
+  }
+}
