@@ -413,6 +413,12 @@ const std::map<std::string, ClusterSpec>& presets() {
     t["dgx-h200"] = dgx("h200", "nvlink4", "ib-ndr");
     // DGX B200: NVLink5, 8 ConnectX-7 400 Gb/s.
     t["dgx-b200"] = dgx("b200", "nvlink5", "ib-ndr");
+    // Their NVSwitches reduce in the network (NVLink SHARP: 3rd-generation NVSwitch on H100/H200;
+    // NVIDIA H100 Tensor Core GPU Architecture whitepaper, "NVLink SHARP"),
+    // which NCCL uses for all-reduce from 2.17 (NVLS, NCCL src/transport/nvls.cc).
+    t["dgx-h100"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-h100-superpod"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-h200"].intra_node.nvls_link = "nvlink4-sharp";
     // DGX-2-like: V100 on a 1st-generation NVSwitch. A real DGX-2 holds 16 GPUs and 8 EDR HCAs; this
     // preset models half of one (8 GPUs, 4 EDR NICs) so that every preset has 8 GPUs a node.
     t["dgx-v100"] = dgx("v100", "nvlink2", "ib-edr");

@@ -29,10 +29,10 @@ TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario 
   const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link nvlink3 --out " + q(dir / "p.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  // α = 28 µs / 14 steps; efficiency 200/300 and 280/300 (tests/data/calibrate/README.md).
+  // α = 28 µs / 14 steps; efficiency 57.344/300, 200/300 and 280/300 (tests/data/calibrate/README.md).
   CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: nvlink3 from nccl-tests all_reduce_perf, 8 ranks on 1 host, NVIDIA A100-SXM4-80GB\n"));
   CHECK_THAT(r.out, Catch::Matchers::Contains("  latency (alpha per ring step)  2.000 us\n"));
-  CHECK_THAT(r.out, Catch::Matchers::Contains("  efficiency by message size:  7.6 MiB 0.667  762.9 MiB 0.933\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  efficiency by message size:  64 KiB 0.191  7.6 MiB 0.667  762.9 MiB 0.933\n"));
   const auto profile = nlohmann::json::parse(slurp(dir / "p.json"));
   CHECK(profile.at("name") == "calibrated");
   CHECK(profile.at("links").at("nvlink3").at("latency_s") == 2e-6);
@@ -137,7 +137,7 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("a log whose bus bandwidth is above the link's line rate") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link ib-hdr" + out);
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":20:1: found a bus bandwidth of 200.00 GB/s"));
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":19:1: found a bus bandwidth of 57.34 GB/s"));
   }
   SECTION("mpi without --link") {
     const Run r = run_parasim("calibrate --backend mpi" + out);
