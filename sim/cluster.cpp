@@ -413,12 +413,22 @@ const std::map<std::string, ClusterSpec>& presets() {
     t["dgx-h200"] = dgx("h200", "nvlink4", "ib-ndr");
     // DGX B200: NVLink5, 8 ConnectX-7 400 Gb/s.
     t["dgx-b200"] = dgx("b200", "nvlink5", "ib-ndr");
-    // Their NVSwitches reduce in the network (NVLink SHARP: 3rd-generation NVSwitch on H100/H200;
-    // NVIDIA H100 Tensor Core GPU Architecture whitepaper, "NVLink SHARP"),
+    // Their NVSwitches reduce in the network (NVLink SHARP: 3rd-generation NVSwitch on H100/H200, the
+    // NVLink 5 switch on B200; NVIDIA H100 Tensor Core GPU Architecture whitepaper, "NVLink SHARP"),
     // which NCCL uses for all-reduce from 2.17 (NVLS, NCCL src/transport/nvls.cc).
     t["dgx-h100"].intra_node.nvls_link = "nvlink4-sharp";
     t["dgx-h100-superpod"].intra_node.nvls_link = "nvlink4-sharp";
     t["dgx-h200"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-b200"].intra_node.nvls_link = "nvlink5-sharp";
+    // GB200 NVL72: 72 Blackwell GPUs in one NVLink domain (18 NVLink 5 switch chips, 1.8 TB/s per GPU,
+    // NVLink SHARP in the switches), which parasim models as one 72-GPU NVSwitch node; racks joined
+    // by InfiniBand, one 400 Gb/s ConnectX-7 per GPU (NVIDIA GB200 NVL72 product page,
+    // https://www.nvidia.com/en-us/data-center/gb200-nvl72/; NVIDIA DGX GB200 datasheet: 72 OSFP
+    // single-port ConnectX-7 VPI, 400 Gb/s InfiniBand, per rack).
+    t["gb200-nvl72"] = dgx("gb200", "nvlink5", "ib-ndr");
+    t["gb200-nvl72"].devices_per_node = 72;
+    t["gb200-nvl72"].inter_node.nics_per_node = 72;
+    t["gb200-nvl72"].intra_node.nvls_link = "nvlink5-sharp";
     // DGX-2-like: V100 on a 1st-generation NVSwitch. A real DGX-2 holds 16 GPUs and 8 EDR HCAs; this
     // preset models half of one (8 GPUs, 4 EDR NICs) so that every preset has 8 GPUs a node.
     t["dgx-v100"] = dgx("v100", "nvlink2", "ib-edr");

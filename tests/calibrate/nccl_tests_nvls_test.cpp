@@ -1,7 +1,8 @@
 // calibrate/nccl_tests on logs of NVLink SHARP systems, published by their operators (each file's
 // header names its source): an 8x H100 node (NVIDIA/dgxc-benchmarking) whose bus bandwidth, 480 GB/s,
-// is above NVLink 4's 450 GB/s line rate, so the ring refuses it and the NVLS model fits it. The
-// calibrated NVLS link must give back every line of the log within 5% through collective_time.
+// is above NVLink 4's 450 GB/s line rate, so the ring refuses it and the NVLS model fits it; GB200
+// NVL72 racks (coreweave/nccl-tests), one, two and twenty. The calibrated NVLS link must give back
+// every line of the log within 5% through collective_time.
 //
 //   PARASIM_VALIDATION_TABLE=1 ./build/tests/parasim_tests "[nvls]"   # also prints every line's error
 #include <cmath>
@@ -25,6 +26,9 @@ using Catch::Matchers::WithinRel;
 namespace {
 
 const std::string kH100 = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8xh100_nvls.log";
+const std::string kNvl72 = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_gb200_nvl72_1rack.log";
+const std::string kNvl72x2 = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_gb200_nvl72_2racks.log";
+const std::string kNvl72x20 = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_gb200_nvl72_20racks.log";
 
 std::string read(const std::string& path) {
   std::ifstream in(path);
@@ -100,6 +104,34 @@ TEST_CASE("nccl-tests NVLS log of 8x H100: the ring refuses it, fitted as NVLS i
   // The datasheet profile's nvlink4-sharp is this calibration (sim/profiles/link_classes.json).
   CHECK_THAT(datasheet.link("nvlink4-sharp").latency_s, WithinRel(link.latency_s, 1e-12));
   CHECK(datasheet.link("nvlink4-sharp").efficiency.points.size() == link.efficiency.points.size());
+}
+
+TEST_CASE("nccl-tests NVLS logs of GB200 NVL72: one rack gives back every line within 5%, two and twenty racks import", "[calibrate][nccl][nvls]") {
+  const sim::Profile& datasheet = sim::datasheet_profile();
+  // The published excerpt prints only the last rank's line, "Rank 71": 72 ranks.
+  const NcclTestsLog one = parse_nccl_tests(read(kNvl72), kNvl72, NcclTest::AllReduce);
+  CHECK(one.ranks == 72);
+  CHECK(one.rank_lines == 1);
+  const sim::LinkProfile link = calibrated_link(datasheet.link("nvlink5-sharp"), one, kNvl72, {}, sim::CollectiveAlgorithm::Nvls);
+  // Its smallest size, 512 MiB, would take 73/72 · 512 MiB / 900 GB/s = 605 µs even at line rate, more
+  // than 1% of its 1806.7 µs: no latency can be read from it, and α stays the base link's.
+  CHECK(link.latency_s == datasheet.link("nvlink5-sharp").latency_s);
+  CHECK_THAT(link.sources.at("latency_s"), Catch::Matchers::Contains("too large to measure a latency"));
+  CHECK(worst_error(one, link, "gb200-nvl72", 1, sim::CollectiveAlgorithm::Nvls, "GB200 NVL72, 1 rack (coreweave/nccl-tests)") <= 0.05);
+
+  // Two racks (144 ranks): fitted as one NVLS step over 144 ranks, then predicted as NVLS-tree over two
+  // 72-GPU nodes, whose NVLS stage (73/72 · S per port) outweighs the tree between the racks.
+  const NcclTestsLog two = parse_nccl_tests(read(kNvl72x2), kNvl72x2, NcclTest::AllReduce);
+  CHECK(two.ranks == 144);
+  const sim::LinkProfile link2 = calibrated_link(datasheet.link("nvlink5-sharp"), two, kNvl72x2, {}, sim::CollectiveAlgorithm::Nvls);
+  CHECK(worst_error(two, link2, "gb200-nvl72", 2, sim::CollectiveAlgorithm::NvlsTree, "GB200 NVL72, 2 racks (coreweave/nccl-tests)") <= 0.05);
+
+  const NcclTestsLog twenty = parse_nccl_tests(read(kNvl72x20), kNvl72x20, NcclTest::AllReduce);
+  CHECK(twenty.ranks == 1440);
+  const sim::LinkProfile link20 = calibrated_link(datasheet.link("nvlink5-sharp"), twenty, kNvl72x20, {}, sim::CollectiveAlgorithm::Nvls);
+  // Again no latency from 512 MiB (7108.4 µs): one efficiency point per row.
+  CHECK(link20.latency_s == datasheet.link("nvlink5-sharp").latency_s);
+  CHECK(link20.efficiency.points.size() == 6);
 }
 
 TEST_CASE("nccl-tests: NVLS is fitted for all-reduce logs only", "[calibrate][nccl][nvls]") {

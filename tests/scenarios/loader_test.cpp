@@ -484,12 +484,12 @@ TEST_CASE("scenario errors: the cluster, checked against the profile", "[scenari
   SECTION("unknown cluster preset") {
     t.cluster = R"("cluster": { "preset": "dgx-a10", "nodes": 1 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:5:26: at /cluster/preset: unknown cluster preset \"dgx-a10\" (did you mean \"dgx-a100\"?); expected one of \"dgx-a100\", \"dgx-a100-40gb\", \"dgx-a100-superpod\", \"dgx-b200\", \"dgx-h100\", \"dgx-h100-superpod\", \"dgx-h200\", \"dgx-v100\", \"pcie-v100\", \"tpu-v4-pod\", \"tpu-v5e-pod\" or \"tpu-v5p-pod\"");
+          "s.json:5:26: at /cluster/preset: unknown cluster preset \"dgx-a10\" (did you mean \"dgx-a100\"?); expected one of \"dgx-a100\", \"dgx-a100-40gb\", \"dgx-a100-superpod\", \"dgx-b200\", \"dgx-h100\", \"dgx-h100-superpod\", \"dgx-h200\", \"dgx-v100\", \"gb200-nvl72\", \"pcie-v100\", \"tpu-v4-pod\", \"tpu-v5e-pod\" or \"tpu-v5p-pod\"");
   }
   SECTION("unknown device") {
     t.cluster = R"("cluster": { "device": "a100-80g", "nodes": 1 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:5:26: at /cluster/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", \"b200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
+          "s.json:5:26: at /cluster/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", \"b200\", \"gb200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
   }
   SECTION("torus dims that do not hold the devices") {
     t.cluster = R"("cluster": { "preset": "tpu-v4-pod", "nodes": 2, "inter_node": { "torus_dims": [2, 2, 4] } },)";
