@@ -47,6 +47,24 @@ TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario 
   CHECK_THAT(run.out, Catch::Matchers::Contains("calibrated"));
 }
 
+TEST_CASE("parasim calibrate --from-nccl-tests --algorithm nvls imports an NVLS log the ring refuses", "[cli][calibrate][nvls]") {
+  const fs::path dir = fresh_dir("calibrate-nvls");
+  const std::string log = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8xh100_nvls.log";
+  const Run ring = run_parasim("calibrate --from-nccl-tests " + q(log) + " --collective all_reduce --link nvlink4 --out " + q(dir / "r.json"));
+  CHECK(ring.exit_code == 2);
+  CHECK_THAT(ring.err, Catch::Matchers::Contains("above nvlink4's line rate of 450.00 GB/s per direction"));
+  const Run r = run_parasim("calibrate --from-nccl-tests " + q(log) + " --collective all_reduce --algorithm nvls --link nvlink4-sharp --out " +
+                            q(dir / "p.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // α: the 8-byte row's 13.03 µs (in-place) over one NVLS step (tests/calibrate/nccl_tests_nvls_test.cpp).
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: nvlink4-sharp from nccl-tests all_reduce_perf, 8 ranks on 1 host, NVIDIA H100 80GB HBM3\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  latency (alpha, one NVLS step)  13.030 us\n"));
+  const Run bad = run_parasim("calibrate --from-nccl-tests " + q(log) + " --algorithm tree --link nvlink4 --out " + q(dir / "b.json"));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "parasim: error: <command line>: --algorithm: found \"tree\", expected ring or nvls\n");
+}
+
 TEST_CASE("parasim calibrate --backend cpu measures this machine's host-cpu", "[cli][calibrate]") {
   const fs::path dir = fresh_dir("calibrate-cpu");
   const Run r = run_parasim("calibrate --backend cpu --name this-host --out " + q(dir / "cpu.json"));
