@@ -270,26 +270,26 @@ CollectiveFlows nvls_flows(const Cluster& cluster, const GroupShape& shape, std:
   return CollectiveFlows{{std::move(phase)}};
 }
 
-/// InfiniBand SHARP (collnet.cpp): the intra-node ring, then the members' S/k shards through the
-/// switches, then the intra-node ring again. The switches' reduction has no device-to-device
-/// counterpart: local rank j of each node sends its shard to local rank j of the next node, which
-/// puts the closed form's S/k each way on every NIC, at latency 2·α_inter.
+/// InfiniBand SHARP (collnet.cpp), pipelined in one phase: the intra-node ring carrying both the
+/// reduce-scatter and the all-gather (2(k−1)/k · S per rank), and the members' S/k shards through
+/// the switches. The switches' reduction has no device-to-device counterpart: local rank j of each
+/// node sends its shard to local rank j of the next node, which puts the closed form's S/k each way
+/// on every NIC. Every flow pays the whole latency 2(k−1)·α_intra + 2·α_inter.
 CollectiveFlows collnet_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group, double S) {
   const Members m = by_node(cluster, group);
   const double k = static_cast<double>(shape.max_per_node);
   const double shard = S / k;
-  FlowPhase intra, inter;
+  const double latency =
+      2 * collectives::inter_latency(cluster, shape) + (shape.max_per_node > 1 ? 2 * (k - 1) * cluster.intra.latency_s : 0);
+  FlowPhase phase;
   if (shape.max_per_node > 1)
     for (const auto& members : m.on_node)
       for (std::size_t j = 0; j < members.size(); ++j)
-        intra.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], (k - 1) / k * S, (k - 1) * cluster.intra.latency_s,
-                                   intra_efficiency(cluster, S)});
-  const double alpha = collectives::inter_latency(cluster, shape);
+        phase.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], 2 * (k - 1) / k * S, latency, intra_efficiency(cluster, S)});
   for (std::size_t i = 0; i < m.nodes.size(); ++i)
     for (std::size_t j = 0; j < m.on_node[i].size(); ++j)
-      inter.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], shard, 2 * alpha, inter_efficiency(cluster, shard)});
-  if (intra.flows.empty()) return CollectiveFlows{{std::move(inter)}};
-  return CollectiveFlows{{intra, std::move(inter), intra}};
+      phase.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], shard, latency, inter_efficiency(cluster, shard)});
+  return CollectiveFlows{{std::move(phase)}};
 }
 
 /// Torus rings (torus.cpp): one pass per active dimension, the bidirectional (full-ring) ones
