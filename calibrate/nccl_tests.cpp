@@ -83,7 +83,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
   int named_line = 0;
   std::set<std::string> hosts;
   // Columns of the out-of-place size, time and busbw (0-based token indices), from the header.
-  std::optional<std::size_t> col_size, col_time, col_busbw;
+  std::optional<std::size_t> col_size, col_time, col_busbw, col_time_in_place;
   int line_no = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -108,7 +108,9 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
                                "\", expected all_reduce_perf, all_gather_perf, reduce_scatter_perf or sendrecv_perf (the collectives parasim's link calibration fits)");
         named_line = line_no;
       } else if (words.size() >= 2 && words[0].text == "Rank") {
-        ++log.ranks;
+        ++log.rank_lines;
+        const auto index = number(words[1].text);
+        log.ranks = std::max(log.ranks, index && *index >= 0 && *index == std::floor(*index) ? static_cast<std::int64_t>(*index) + 1 : 0);
         for (std::size_t k = 0; k + 1 < words.size(); ++k)
           if (words[k].text == "on") hosts.insert(std::string(words[k + 1].text));
         if (log.device.empty()) {
@@ -124,6 +126,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
         for (std::size_t k = 0; k < words.size(); ++k) {
           // Token k of the header is token k of a result row (the row has no leading '#').
           if (words[k].text == "size" && !col_size) col_size = k;
+          if (words[k].text == "time" && col_time && !col_time_in_place) col_time_in_place = k;
           if (words[k].text == "time" && !col_time) col_time = k;
           if (words[k].text == "busbw" && !col_busbw) col_busbw = k;
         }
@@ -153,6 +156,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
       throw InputError(file, line_no, tok[*col_size].column, "",
                        "found \"" + std::string(tok[*col_size].text) + "\" in the size column, expected a whole number of bytes");
     row.time_s = field(*col_time, "time (us)", true) * 1e-6;
+    if (col_time_in_place && *col_time_in_place < tok.size()) row.in_place_time_s = field(*col_time_in_place, "in-place time (us)", true) * 1e-6;
     row.bus_bytes_per_s = field(*col_busbw, "busbw (GB/s)", false) * 1e9;
     log.rows.push_back(row);
   }
@@ -163,33 +167,50 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
     throw InputError(file, 1, 1, "", "found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective)");
   log.test = test ? *test : *named;
   if (log.rows.empty()) throw InputError(file, line_no, 1, "", "found no result rows, expected the size/time/busbw table of nccl-tests");
+  log.ranks = std::max(log.ranks, log.rank_lines);
   if (log.ranks < 2)
     throw InputError(file, 1, 1, "", "found " + std::to_string(log.ranks) + " \"#  Rank\" lines, expected at least two ranks (a collective between devices)");
   log.hosts = static_cast<std::int64_t>(hosts.size());
   return log;
 }
 
-NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file) {
+NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file, sim::CollectiveAlgorithm algorithm, const sim::LinkProfile* base) {
   PARASIM_CHECK(!log.rows.empty() && log.ranks >= 2, "a parsed nccl-tests log");
+  PARASIM_CHECK(algorithm == sim::CollectiveAlgorithm::Ring || algorithm == sim::CollectiveAlgorithm::Nvls, "a ring or NVLS fit");
+  const bool nvls = algorithm == sim::CollectiveAlgorithm::Nvls;
+  if (nvls && log.test != NcclTest::AllReduce)
+    throw InputError(file, 1, 1, "", "found an " + std::string(to_string(log.test)) + "_perf log, expected all_reduce_perf: NVLS is fitted for all-reduce only");
   const double n = static_cast<double>(log.ranks);
-  const double steps = latency_steps(log.test, n), factor = bus_factor(log.test, n);
+  const double steps = nvls ? 1 : latency_steps(log.test, n);
+  // Bytes each rank moves over its link per byte of the collective (sim/collectives/nvls.cpp, ring.cpp).
+  const double factor = nvls ? (n + 1) / n : bus_factor(log.test, n);
   const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   NcclFit fit;
   fit.smallest = *smallest;
-  fit.latency_s = smallest->time_s / steps;
+  fit.latency_s = smallest->best_time_s() / steps;
+  // The smallest size measures α only if moving its bytes is a negligible share of its time: at the
+  // base link's line rate, at most 1% of it (nccl-tests prints times to 4 significant digits, so
+  // its default smallest sizes, 8 B upwards, pass by orders of magnitude). A log that starts at
+  // hundreds of MiB does not: its time is mostly bandwidth, whatever its efficiency.
+  if (base && base->bandwidth_bytes_per_s > 0 && factor * smallest->bytes / base->bandwidth_bytes_per_s > 0.01 * smallest->best_time_s()) {
+    fit.latency_s = base->latency_s;
+    fit.latency_from_log = false;
+  }
   for (const NcclTestsRow& r : log.rows) {
-    const double bandwidth_time = r.time_s - steps * fit.latency_s;
-    if (bandwidth_time < r.time_s / 2) continue;  // latency-bound: says little about the bandwidth
+    const double bandwidth_time = r.best_time_s() - steps * fit.latency_s;
+    if (bandwidth_time <= 0) continue;  // all latency: says nothing of the bandwidth
     fit.bus.push_back({r.bytes, factor * r.bytes / bandwidth_time});
   }
   if (fit.bus.empty())
     throw InputError(file, static_cast<int>(smallest->line), 1, "",
-                     "every size of the log is latency-bound (its time is under twice the smallest size's), expected sizes up to 1 GiB or more (nccl-tests -e 1G)");
+                     "no size's time exceeds the latency of the smallest size, expected sizes up to 1 GiB or more (nccl-tests -e 1G)");
   return fit;
 }
 
-sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file, std::string_view measured_by) {
-  const NcclFit fit = fit_nccl_tests(log, file);
+sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLog& log, const std::string& file, std::string_view measured_by,
+                                 sim::CollectiveAlgorithm algorithm) {
+  const NcclFit fit = fit_nccl_tests(log, file, algorithm, &base);
+  const bool nvls = algorithm == sim::CollectiveAlgorithm::Nvls;
   const double line_rate = base.bandwidth_bytes_per_s;
   PARASIM_CHECK(line_rate > 0, "a link with a line rate");
   std::vector<Sample> within;
@@ -200,15 +221,19 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
                        "found a bus bandwidth of " + fixed(s.rate_per_s / 1e9, 2) + " GB/s at " + bytes_text(s.size) + " (latency taken off), above " +
                            base.name + "'s line rate of " + fixed(line_rate / 1e9, 2) +
                            " GB/s per direction: the log measured more than one " + base.name +
-                           " link per device (several GPUs per node in a multi-node test share NVLink and the NICs); calibrate an "
-                           "inter-node link from a test with one GPU per node");
+                           " link per device (several GPUs per node in a multi-node test share NVLink and the NICs; calibrate an "
+                           "inter-node link from a test with one GPU per node)" +
+                           (nvls ? std::string() : ", or an all-reduce the switch reduced (NVLink SHARP; calibrate the NVLS link: --algorithm nvls --link nvlink4-sharp)"));
     }
     within.push_back({s.size, std::min(s.rate_per_s, line_rate)});
   }
   sim::LinkProfile link = base;
   const std::string name = source_text(std::filesystem::path(file).filename().string());
-  const std::string ranks = std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts") +
-                            (log.device.empty() ? "" : " (" + log.device + ")");
+  const std::string ranks =
+      std::to_string(log.ranks) + " ranks" +
+      (!(log.rank_lines > 0 && log.rank_lines < log.ranks) ? " on " + std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts")
+                                   : " (" + std::to_string(log.rank_lines) + " of their lines printed)") +
+      (log.device.empty() ? "" : " (" + log.device + ")") + (nvls ? ", fitted as an NVLS all-reduce" : "");
   const std::string what = measured_by.empty() ? "nccl-tests " + std::string(to_string(log.test)) + "_perf, " + ranks + ", " + name
                                                : std::string(measured_by) + ", " + ranks;
   link.description = base.description + "; calibrated from " + what;
@@ -217,10 +242,16 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
   const double n = static_cast<double>(log.ranks);
   std::ostringstream curve;
   for (const Sample& s : within) curve << (&s == &within.front() ? "" : ", ") << bytes_text(s.size) << " -> " << fixed(s.rate_per_s / 1e9, 2);
-  link.sources["latency_s"] = what + ": the smallest size (" + bytes_text(fit.smallest.bytes) + ", " + fixed(fit.smallest.time_s * 1e6, 2) +
-                              " us) over its " + fixed(latency_steps(log.test, n), 0) + " ring steps";
-  link.sources["efficiency"] = what + ": bus bandwidth with the fitted latency taken off, over the line rate of " + fixed(line_rate / 1e9, 2) +
-                               " GB/s, at the bandwidth-bound sizes: " + curve.str() + " GB/s";
+  const double steps = nvls ? 1 : latency_steps(log.test, n);
+  link.sources["latency_s"] =
+      fit.latency_from_log
+          ? what + ": the smallest size (" + bytes_text(fit.smallest.bytes) + ", " + fixed(fit.smallest.best_time_s() * 1e6, 2) + " us) over its " +
+                fixed(steps, 0) + (nvls ? " NVLS step" : " ring steps")
+          : what + " starts at " + bytes_text(fit.smallest.bytes) + ", too large to measure a latency: kept from the base profile (" +
+                (base.sources.count("latency_s") ? base.sources.at("latency_s") : std::string("no source")) + ")";
+  link.sources["efficiency"] = what + (nvls ? ": per-port rate (n+1)/n · S / (t − α)" : ": bus bandwidth with the fitted latency taken off") +
+                               ", over the line rate of " + fixed(line_rate / 1e9, 2) + " GB/s, at the sizes whose time exceeds the latency: " +
+                               curve.str() + " GB/s";
   return link;
 }
 

@@ -39,6 +39,7 @@ struct CalibrateArgs {
   std::string name = "calibrated";
   std::string device;
   std::string link;
+  std::string algorithm = "ring";
 };
 
 std::string today_utc() {
@@ -99,12 +100,18 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       test = calibrate::nccl_test_from_string(a.collective);
       if (!test) throw InputError("<command line>", 0, 0, "", "--collective: found \"" + a.collective + "\", expected all_reduce, all_gather, reduce_scatter or sendrecv");
     }
+    if (a.algorithm != "ring" && a.algorithm != "nvls")
+      throw InputError("<command line>", 0, 0, "", "--algorithm: found \"" + a.algorithm + "\", expected ring or nvls");
+    const sim::CollectiveAlgorithm algorithm = a.algorithm == "nvls" ? sim::CollectiveAlgorithm::Nvls : sim::CollectiveAlgorithm::Ring;
     const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text.str(), a.nccl_tests, test);
-    sim::LinkProfile& link = profile.links[a.link] = calibrate::calibrated_link(link_of(profile, a.link), log, a.nccl_tests);
+    sim::LinkProfile& link = profile.links[a.link] = calibrate::calibrated_link(link_of(profile, a.link), log, a.nccl_tests, {}, algorithm);
     profile.origin = "parasim calibrate --from-nccl-tests " + calibrate::source_text(a.nccl_tests) + " (link " + a.link + "), over " + base_name;
-    out << "parasim calibrate: " << a.link << " from nccl-tests " << calibrate::to_string(log.test) << "_perf, " << log.ranks << " ranks on " << log.hosts
-        << (log.hosts == 1 ? " host" : " hosts") << (log.device.empty() ? "" : ", " + log.device) << "\n";
-    out << "  latency (alpha per ring step)  " << fixed(link.latency_s * 1e6, 3) << " us\n";
+    out << "parasim calibrate: " << a.link << " from nccl-tests " << calibrate::to_string(log.test) << "_perf, " << log.ranks << " ranks"
+        << (!(log.rank_lines > 0 && log.rank_lines < log.ranks) ? " on " + std::to_string(log.hosts) + (log.hosts == 1 ? " host" : " hosts")
+                                        : " (" + std::to_string(log.rank_lines) + " of their lines printed)")
+        << (log.device.empty() ? "" : ", " + log.device) << "\n";
+    out << (algorithm == sim::CollectiveAlgorithm::Nvls ? "  latency (alpha, one NVLS step)  " : "  latency (alpha per ring step)  ")
+        << fixed(link.latency_s * 1e6, 3) << " us\n";
     out << "  line rate (kept)               " << fixed(link.bandwidth_bytes_per_s / 1e9, 2) << " GB/s per direction\n";
     print_curve(out, "efficiency by message size", link.efficiency, bytes_text);
   } else if (a.backend == "cpu") {
@@ -191,6 +198,9 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine, or read nccl-tests results, and write a calibrated profile");
   cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, memory triad), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks)");
   cmd->add_option("--from-nccl-tests", args->nccl_tests, "read an nccl-tests log (all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) instead");
+  cmd->add_option("--algorithm", args->algorithm,
+                  "--from-nccl-tests: the model the log is fitted with: ring (default), or nvls for an all-reduce the NVSwitch reduced (NVLink SHARP; "
+                  "calibrate the NVLS link, e.g. --link nvlink4-sharp)");
   cmd->add_option("--collective", args->collective, "the log's collective when it does not say: all_reduce, all_gather, reduce_scatter, sendrecv");
   cmd->add_option("--out", args->out, "the profile file to write")->required();
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");

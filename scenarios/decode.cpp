@@ -98,6 +98,9 @@ void decode_intra(const json& j, sim::IntraNodeSpec& spec) {
     spec.pcie_switches = 1;
     spec.host_bridge_gbps.reset();
   }
+  // ... and one changed to a PCIe node the preset's NVSwitch reduction.
+  if (j.contains("kind") && spec.kind == sim::IntraNodeKind::PCIe) spec.nvls_link.clear();
+  spec.nvls_link = j.value("nvls_link", spec.nvls_link);
   spec.pcie_switches = j.value("pcie_switches", spec.pcie_switches);
   if (j.contains("host_bridge_gbps")) spec.host_bridge_gbps = j["host_bridge_gbps"].get<double>();
 }
@@ -124,6 +127,8 @@ void decode_inter(const json& j, sim::InterNodeSpec& spec) {
   if (j.contains("torus_dims")) spec.torus_dims = j["torus_dims"].get<std::vector<std::int64_t>>();
   spec.torus_ndims = j.value("torus_ndims", spec.torus_ndims);
   spec.torus_wraparound = j.value("torus_wraparound", spec.torus_wraparound);
+  if (j.contains("kind") && spec.kind != sim::InterNodeKind::FatTree) spec.sharp = false;
+  spec.sharp = j.value("sharp", spec.sharp);
 }
 
 sim::ClusterSpec decode_cluster(const json& c, std::string& preset_name, const ErrorAt& error_at) {

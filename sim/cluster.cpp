@@ -194,6 +194,11 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
                                                            std::to_string(spec.devices_per_node) + " devices evenly"};
   if (auto p = check_override("/intra_node/host_bridge", spec.intra_node.host_bridge_gbps, std::nullopt))
     return ClusterProblem{"/intra_node/host_bridge_gbps", p->message};
+  if (!spec.intra_node.nvls_link.empty()) {
+    if (pcie) return ClusterProblem{"/intra_node/nvls_link", "nvls_link applies only to an \"nvswitch\" node (NVLink SHARP is the NVSwitch's)"};
+    if (!profile.links.count(spec.intra_node.nvls_link))
+      return ClusterProblem{"/intra_node/nvls_link", unknown("link", spec.intra_node.nvls_link, link_names)};
+  }
 
   // Inter-node network.
   const InterNodeSpec& net = spec.inter_node;
@@ -218,6 +223,8 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
     return ClusterProblem{"/inter_node/nodes_per_leaf", "found " + std::to_string(net.nodes_per_leaf) + ", expected at least 1 node per leaf switch"};
   if (net.kind != InterNodeKind::FatTree && net.nodes_per_leaf != 1)
     return ClusterProblem{"/inter_node/nodes_per_leaf", "nodes_per_leaf applies only to a fat-tree inter-node network"};
+  if (net.kind != InterNodeKind::FatTree && net.sharp)
+    return ClusterProblem{"/inter_node/sharp", "sharp (InfiniBand SHARP in-network reduction) applies only to a fat-tree inter-node network"};
 
   // Sites joined by a WAN.
   if (spec.wan) {
@@ -270,7 +277,7 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
     CollectiveAlgorithm algorithm;
     std::vector<CollectiveAlgorithm> allowed;
   } kinds[] = {
-      {"all_reduce", spec.algorithms.all_reduce, {A::Auto, A::Ring, A::Tree, A::Hierarchical, A::TorusRings}},
+      {"all_reduce", spec.algorithms.all_reduce, {A::Auto, A::Ring, A::Tree, A::Hierarchical, A::TorusRings, A::Nvls, A::NvlsTree, A::CollNet}},
       {"reduce_scatter", spec.algorithms.reduce_scatter, {A::Auto, A::Ring, A::Hierarchical, A::TorusRings}},
       {"all_gather", spec.algorithms.all_gather, {A::Auto, A::Ring, A::Hierarchical, A::TorusRings}},
       {"broadcast", spec.algorithms.broadcast, {A::Auto, A::Ring}},
@@ -287,6 +294,10 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
       return ClusterProblem{at, "torus-rings applies only to a torus inter-node network"};
     if ((k.algorithm == A::Tree || k.algorithm == A::Hierarchical) && torus)
       return ClusterProblem{at, name + " applies only to a switched (fat-tree) network; on a torus use ring or torus-rings"};
+    if ((k.algorithm == A::Nvls || k.algorithm == A::NvlsTree) && spec.intra_node.nvls_link.empty())
+      return ClusterProblem{at, name + " needs NVSwitch nodes with NVLink SHARP: name their intra_node.nvls_link"};
+    if (k.algorithm == A::CollNet && !net.sharp)
+      return ClusterProblem{at, "collnet needs a fat-tree with InfiniBand SHARP: set inter_node.sharp"};
   }
   return std::nullopt;
 }
@@ -338,6 +349,10 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
     c.torus_dims = spec.inter_node.torus_dims.empty() ? balanced_dims(spec.device_count(), spec.inter_node.torus_ndims)
                                                       : spec.inter_node.torus_dims;
   c.torus_wraparound = spec.inter_node.torus_wraparound;
+  // The in-switch reduction keeps its profile's figures: an intra-node bandwidth override changes
+  // the ring's link, not what the switch's reduction engines achieve.
+  if (!spec.intra_node.nvls_link.empty()) c.nvls = resolve_link(profile.link(spec.intra_node.nvls_link), std::nullopt, std::nullopt);
+  c.sharp = spec.inter_node.sharp;
   c.algorithms = spec.algorithms;
   return c;
 }
@@ -398,6 +413,22 @@ const std::map<std::string, ClusterSpec>& presets() {
     t["dgx-h200"] = dgx("h200", "nvlink4", "ib-ndr");
     // DGX B200: NVLink5, 8 ConnectX-7 400 Gb/s.
     t["dgx-b200"] = dgx("b200", "nvlink5", "ib-ndr");
+    // Their NVSwitches reduce in the network (NVLink SHARP: 3rd-generation NVSwitch on H100/H200, the
+    // NVLink 5 switch on B200; NVIDIA H100 Tensor Core GPU Architecture whitepaper, "NVLink SHARP"),
+    // which NCCL uses for all-reduce from 2.17 (NVLS, NCCL src/transport/nvls.cc).
+    t["dgx-h100"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-h100-superpod"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-h200"].intra_node.nvls_link = "nvlink4-sharp";
+    t["dgx-b200"].intra_node.nvls_link = "nvlink5-sharp";
+    // GB200 NVL72: 72 Blackwell GPUs in one NVLink domain (18 NVLink 5 switch chips, 1.8 TB/s per GPU,
+    // NVLink SHARP in the switches), which parasim models as one 72-GPU NVSwitch node; racks joined
+    // by InfiniBand, one 400 Gb/s ConnectX-7 per GPU (NVIDIA GB200 NVL72 product page,
+    // https://www.nvidia.com/en-us/data-center/gb200-nvl72/; NVIDIA DGX GB200 datasheet: 72 OSFP
+    // single-port ConnectX-7 VPI, 400 Gb/s InfiniBand, per rack).
+    t["gb200-nvl72"] = dgx("gb200", "nvlink5", "ib-ndr");
+    t["gb200-nvl72"].devices_per_node = 72;
+    t["gb200-nvl72"].inter_node.nics_per_node = 72;
+    t["gb200-nvl72"].intra_node.nvls_link = "nvlink5-sharp";
     // DGX-2-like: V100 on a 1st-generation NVSwitch. A real DGX-2 holds 16 GPUs and 8 EDR HCAs; this
     // preset models half of one (8 GPUs, 4 EDR NICs) so that every preset has 8 GPUs a node.
     t["dgx-v100"] = dgx("v100", "nvlink2", "ib-edr");

@@ -46,6 +46,10 @@ struct Cluster {
   Link host_bridge;                ///< PCIe nodes: one switch's uplink to the host bridge (efficiency of `intra`)
   std::int64_t sites = 1;          ///< sites joined by the WAN, nodes in equal consecutive shares
   Link wan;                        ///< one site's link to the WAN (efficiency of `inter`); used when sites > 1
+  /// NVSwitch nodes with NVLink SHARP: the in-switch all-reduce's link (per device port, per
+  /// direction; its efficiency is NVLS's); name empty when the nodes have none.
+  Link nvls;
+  bool sharp = false;              ///< fat-tree: its switches reduce (InfiniBand SHARP)
   CollectiveAlgorithmSpec algorithms;  ///< checked against the network: what estimate_collectives asks for
   bool operator==(const Cluster&) const = default;
 
@@ -55,6 +59,8 @@ struct Cluster {
   /// (nics_per_node × NIC bandwidth / devices_per_node), per direction, in bytes/s, before the
   /// link's efficiency. On a torus, build_cluster sets one "NIC" per chip: one torus link.
   [[nodiscard]] double inter_bandwidth_per_device() const;
+  /// The nodes' switch reduces in the network (NVLink SHARP).
+  [[nodiscard]] bool has_nvls() const { return !nvls.name.empty(); }
   /// Torus coordinates of a device (dimension 0 varies fastest with the id). Precondition: torus_dims
   /// is set and `device` is in range.
   [[nodiscard]] std::vector<std::int64_t> torus_coordinates(std::int64_t device) const;

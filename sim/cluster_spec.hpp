@@ -28,6 +28,11 @@ struct IntraNodeSpec {
   std::int64_t pcie_switches = 1;
   /// PCIe nodes: bandwidth of each switch's uplink to the host bridge; absent = the device link's.
   std::optional<double> host_bridge_gbps;
+  /// NVSwitch nodes whose switch reduces in the network (NVLink SHARP, "NVLS": 3rd-generation
+  /// NVSwitch and later, Hopper GPUs and later, CUDA multicast): the link profile of that in-switch
+  /// all-reduce ("nvlink4-sharp", "nvlink5-sharp"). Empty: the node has none, as NCCL finds none
+  /// without multicast support (NCCL src/transport/nvls.cc, ncclNvlsInit).
+  std::string nvls_link;
   bool operator==(const IntraNodeSpec&) const = default;
 };
 
@@ -49,6 +54,9 @@ struct InterNodeSpec {
   /// 128 → 4×4×8). Lets a preset name the topology without knowing the node count. 0 = unset.
   std::int64_t torus_ndims = 0;
   bool torus_wraparound = true;
+  /// Fat-tree: its switches reduce in the network (InfiniBand SHARP, used by NCCL's CollNet
+  /// algorithms through the SHARP plugin). False: they only forward.
+  bool sharp = false;
   bool operator==(const InterNodeSpec&) const = default;
 };
 
@@ -77,9 +85,10 @@ struct WanSpec {
 };
 
 /// The collective algorithm each kind uses (scenarios name them as sim/collectives/names.hpp does:
-/// "auto", "ring", "tree", "hierarchical", "torus-rings"). Auto: the one with the least predicted
+/// "auto", "ring", "tree", "hierarchical", "torus-rings", "nvls", "nvls-tree", "collnet"). Auto: the one with the least predicted
 /// time, per collective and size, as NCCL's tuner picks; a named one that does not apply to a group
-/// (hierarchical over unequal nodes, torus rings off a torus) falls back to auto for that group.
+/// (hierarchical over unequal nodes, torus rings off a torus, NVLS across nodes) falls back to auto
+/// for that group.
 /// All-to-all and point-to-point have one algorithm (direct).
 struct CollectiveAlgorithmSpec {
   CollectiveAlgorithm all_reduce = CollectiveAlgorithm::Auto;

@@ -81,6 +81,12 @@ struct CollectiveFlows {
 ///  - TorusRings: all-reduce, reduce-scatter, all-gather on a torus, for a group that is a sub-grid
 ///    (the product of its coordinates along each dimension).
 ///  - Direct: all-to-all and send-recv (the only algorithm for those).
+///  - Nvls (NVLink SHARP, the NVSwitch reduces): all-reduce inside one node whose switch has it
+///    (Cluster::has_nvls).
+///  - NvlsTree: all-reduce over ≥ 2 nodes with NVLink SHARP and the same number (≥ 2) of members on
+///    each: NVLS inside the nodes, a double binary tree between them.
+///  - CollNet (InfiniBand SHARP, the fat-tree's switches reduce): all-reduce over ≥ 2 nodes with the
+///    same number of members on each, on a fat-tree with `sharp`, within one site.
 /// A requested algorithm that does not apply is replaced by the fastest that does; the estimate's
 /// `algorithm` always names the one used. Bytes per device are averages over the group (for
 /// send-recv, the sender's). On a torus every byte counts as inter-node (torus links).

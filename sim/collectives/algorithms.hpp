@@ -73,6 +73,9 @@ struct Path {
 [[nodiscard]] std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
+[[nodiscard]] std::optional<Cost> nvls_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
+[[nodiscard]] std::optional<Cost> nvls_tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
+[[nodiscard]] std::optional<Cost> collnet_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> torus_rings_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> all_to_all_cost(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group,
                                                   CollectiveKind kind, double bytes);

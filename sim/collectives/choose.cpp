@@ -35,6 +35,9 @@ CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, 
       {CollectiveAlgorithm::Tree, collectives::tree_cost(cluster, shape, kind, bytes)},
       {CollectiveAlgorithm::Hierarchical, collectives::hierarchical_cost(cluster, shape, kind, bytes)},
       {CollectiveAlgorithm::TorusRings, collectives::torus_rings_cost(cluster, shape, kind, bytes)},
+      {CollectiveAlgorithm::Nvls, collectives::nvls_cost(cluster, shape, kind, bytes)},
+      {CollectiveAlgorithm::NvlsTree, collectives::nvls_tree_cost(cluster, shape, kind, bytes)},
+      {CollectiveAlgorithm::CollNet, collectives::collnet_cost(cluster, shape, kind, bytes)},
       {CollectiveAlgorithm::Direct, kind == CollectiveKind::SendRecv ? collectives::send_recv_cost(cluster, group, kind, bytes)
                                                                      : collectives::all_to_all_cost(cluster, shape, group, kind, bytes)},
   };

@@ -12,10 +12,10 @@
 // reduce-scatter inside nodes, all-reduce between them, all-gather inside) stay separate.
 //
 // Agreement with the closed forms on an idle network (uncontended_seconds == collective_time):
-// exact for ring, hierarchical, torus rings, direct all-to-all (whose switched closed form IS the
+// exact for ring, hierarchical, torus rings, NVLS inside one node, CollNet, direct all-to-all (whose switched closed form IS the
 // uncontended time of these flows) and send-recv where each device has its own NIC; the double
-// binary tree's closed form is exact only when some node is an inner node of a tree (4 nodes or
-// more, or one node); a send-recv between nodes sharing NICs is slower in the closed form, which
+// binary tree's closed form (and NVLS-tree's, which uses it between nodes) is exact only when some
+// node is an inner node of a tree (4 nodes or more, or one node); a send-recv between nodes sharing NICs is slower in the closed form, which
 // assumes all the node's devices send at once (its stand-in for contention).
 #include <algorithm>
 #include <cmath>
@@ -232,6 +232,66 @@ CollectiveFlows hierarchical_flows(const Cluster& cluster, const GroupShape& sha
   return {};
 }
 
+/// NVLS inside each node (nvls.cpp), as flows between the node's members: the switch's reduction and
+/// multicast have no device-to-device counterpart, so each member sends every other (p+1)/(p(p−1))·S,
+/// which puts on every port the (p+1)/p · S each way of the closed form; the flows run at the NVLS
+/// efficiency scaled to the port's line rate (the in-switch link's rate may differ from the ring's).
+void nvls_node_flows(const Cluster& cluster, const std::vector<std::int64_t>& members, double S, double latency, FlowPhase& phase) {
+  const double k = static_cast<double>(members.size());
+  const double eff = cluster.nvls.efficiency.at(S) * cluster.nvls.bandwidth_bytes_per_s / cluster.intra.bandwidth_bytes_per_s;
+  for (const std::int64_t a : members)
+    for (const std::int64_t b : members)
+      if (a != b) phase.flows.push_back(Flow{a, b, (k + 1) / (k * (k - 1)) * S, latency, eff});
+}
+
+/// NVLS (one node) and NVLS-tree (nvls.cpp): one phase, the in-switch stage of every node and, across
+/// nodes, the double binary tree's flows of tree_flows, pipelined; every flow pays the whole latency
+/// α_nvls + 2⌈log2 n⌉·α_inter, so the phase takes that plus its busiest link's time, the closed form.
+CollectiveFlows nvls_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group, double S) {
+  const std::int64_t n = shape.nodes;
+  const double latency =
+      cluster.nvls.latency_s + (n > 1 ? 2 * std::ceil(std::log2(static_cast<double>(n))) * collectives::inter_latency(cluster, shape) : 0);
+  const Members m = by_node(cluster, group);
+  FlowPhase phase;
+  for (const auto& members : m.on_node) nvls_node_flows(cluster, members, S, latency, phase);
+  const std::int64_t k = shape.min_per_node;
+  for (int tree = 0; tree < 2 && n > 1; ++tree)
+    for (std::int64_t child = 0; child < n; ++child) {
+      const std::int64_t parent = dtree_parent(n, child, tree);
+      if (parent < 0) continue;
+      for (std::int64_t c = 0; c < k; ++c) {
+        const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
+        const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
+        const double bytes = S / 2 / static_cast<double>(k);
+        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S)});
+        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S)});
+      }
+    }
+  return CollectiveFlows{{std::move(phase)}};
+}
+
+/// InfiniBand SHARP (collnet.cpp), pipelined in one phase: the intra-node ring carrying both the
+/// reduce-scatter and the all-gather (2(k−1)/k · S per rank), and the members' S/k shards through
+/// the switches. The switches' reduction has no device-to-device counterpart: local rank j of each
+/// node sends its shard to local rank j of the next node, which puts the closed form's S/k each way
+/// on every NIC. Every flow pays the whole latency 2(k−1)·α_intra + 2·α_inter.
+CollectiveFlows collnet_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group, double S) {
+  const Members m = by_node(cluster, group);
+  const double k = static_cast<double>(shape.max_per_node);
+  const double shard = S / k;
+  const double latency =
+      2 * collectives::inter_latency(cluster, shape) + (shape.max_per_node > 1 ? 2 * (k - 1) * cluster.intra.latency_s : 0);
+  FlowPhase phase;
+  if (shape.max_per_node > 1)
+    for (const auto& members : m.on_node)
+      for (std::size_t j = 0; j < members.size(); ++j)
+        phase.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], 2 * (k - 1) / k * S, latency, intra_efficiency(cluster, S)});
+  for (std::size_t i = 0; i < m.nodes.size(); ++i)
+    for (std::size_t j = 0; j < m.on_node[i].size(); ++j)
+      phase.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], shard, latency, inter_efficiency(cluster, shard)});
+  return CollectiveFlows{{std::move(phase)}};
+}
+
 /// Torus rings (torus.cpp): one pass per active dimension, the bidirectional (full-ring) ones
 /// first; in a pass every line of the sub-grid along that dimension runs a ring over its g chips
 /// moving (g−1)/g of the pass's data D — both ways at once on a full ring with wrap-around (half
@@ -342,6 +402,13 @@ CollectiveFlows collective_flows(const Cluster& cluster, CollectiveKind kind, st
       return tree_flows(cluster, shape, group, bytes);
     case CollectiveAlgorithm::Hierarchical: return hierarchical_flows(cluster, shape, group, kind, bytes);
     case CollectiveAlgorithm::TorusRings: return torus_rings_flows(cluster, shape, group, kind, bytes);
+    case CollectiveAlgorithm::Nvls:
+    case CollectiveAlgorithm::NvlsTree:
+      PARASIM_CHECK(kind == CollectiveKind::AllReduce && cluster.has_nvls(), "NVLS runs all-reduce on NVLink SHARP nodes only");
+      return nvls_flows(cluster, shape, group, bytes);
+    case CollectiveAlgorithm::CollNet:
+      PARASIM_CHECK(kind == CollectiveKind::AllReduce && cluster.sharp, "CollNet runs all-reduce on a fat-tree with SHARP only");
+      return collnet_flows(cluster, shape, group, bytes);
     case CollectiveAlgorithm::Direct:
       if (kind == CollectiveKind::SendRecv) {
         PARASIM_CHECK(group.size() == 2, "a send-recv names exactly two devices");

@@ -23,18 +23,23 @@ std::string_view to_string(CollectiveAlgorithm a) {
     case CollectiveAlgorithm::Hierarchical: return "hierarchical";
     case CollectiveAlgorithm::TorusRings: return "torus-rings";
     case CollectiveAlgorithm::Direct: return "direct";
+    case CollectiveAlgorithm::Nvls: return "nvls";
+    case CollectiveAlgorithm::NvlsTree: return "nvls-tree";
+    case CollectiveAlgorithm::CollNet: return "collnet";
   }
   return "auto";
 }
 
 const std::vector<std::string>& collective_algorithm_names() {
-  static const std::vector<std::string> names{"auto", "ring", "tree", "hierarchical", "torus-rings", "direct"};
+  static const std::vector<std::string> names{"auto", "ring", "tree", "hierarchical", "torus-rings", "direct",
+                                                "nvls", "nvls-tree", "collnet"};
   return names;
 }
 
 std::optional<CollectiveAlgorithm> collective_algorithm_from_string(std::string_view s) {
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
-                                CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::TorusRings, CollectiveAlgorithm::Direct})
+                                CollectiveAlgorithm::Hierarchical, CollectiveAlgorithm::TorusRings, CollectiveAlgorithm::Direct,
+                                CollectiveAlgorithm::Nvls, CollectiveAlgorithm::NvlsTree, CollectiveAlgorithm::CollNet})
     if (to_string(a) == s) return a;
   return std::nullopt;
 }

@@ -10,7 +10,9 @@
 namespace parasim::sim {
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, SendRecv };
-enum class CollectiveAlgorithm { Auto, Ring, Tree, Hierarchical, TorusRings, Direct };
+/// Nvls: NVLink SHARP (the NVSwitch reduces) inside one node; NvlsTree: NVLS inside each node and a
+/// tree between nodes; CollNet: InfiniBand SHARP (the fat-tree's switches reduce) between nodes.
+enum class CollectiveAlgorithm { Auto, Ring, Tree, Hierarchical, TorusRings, Direct, Nvls, NvlsTree, CollNet };
 
 [[nodiscard]] std::string_view to_string(CollectiveKind k);
 [[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);

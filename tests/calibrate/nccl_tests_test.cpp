@@ -58,28 +58,33 @@ TEST_CASE("nccl-tests: the rows, ranks, hosts and device of an all_reduce_perf l
   CHECK(log.rows[2].line == 20);
 }
 
-TEST_CASE("nccl-tests: α from the smallest size, bus bandwidth less the latency at the bandwidth-bound sizes", "[calibrate][nccl]") {
+TEST_CASE("nccl-tests: α from the smallest size, bus bandwidth less the latency at every size whose time exceeds it", "[calibrate][nccl]") {
   const NcclFit fit = fit_nccl_tests(parse_nccl_tests(read(kLog), kLog), kLog);
-  // α = 28 µs / 2(8 − 1) = 2 µs.
+  // α = 28 µs / 2(8 − 1) = 2 µs (the 8-byte row's faster time: 28.00 out-of-place, 28.10 in-place).
   CHECK_THAT(fit.latency_s, WithinRel(2e-6, 1e-12));
-  // 65,536 B: 30 − 28 = 2 µs of bandwidth time, under half of 30 µs: latency-bound, left out.
-  // 8e6 B: 1.75 · 8e6 / 70 µs = 200 GB/s; 8e8 B: 1.75 · 8e8 / 5000 µs = 280 GB/s.
-  REQUIRE(fit.bus.size() == 2);
-  CHECK(fit.bus[0].size == 8e6);
-  CHECK_THAT(fit.bus[0].rate_per_s, WithinRel(200e9, 1e-9));
-  CHECK(fit.bus[1].size == 8e8);
-  CHECK_THAT(fit.bus[1].rate_per_s, WithinRel(280e9, 1e-9));
+  CHECK(fit.latency_from_log);
+  // 65,536 B: 1.75 · 65536 / (30 − 28) µs = 57.344 GB/s; 8e6 B: 1.75 · 8e6 / 70 µs = 200 GB/s;
+  // 8e8 B: 1.75 · 8e8 / 5000 µs = 280 GB/s. The 8-byte row is all latency.
+  REQUIRE(fit.bus.size() == 3);
+  CHECK(fit.bus[0].size == 65536);
+  CHECK_THAT(fit.bus[0].rate_per_s, WithinRel(57.344e9, 1e-9));
+  CHECK(fit.bus[1].size == 8e6);
+  CHECK_THAT(fit.bus[1].rate_per_s, WithinRel(200e9, 1e-9));
+  CHECK(fit.bus[2].size == 8e8);
+  CHECK_THAT(fit.bus[2].rate_per_s, WithinRel(280e9, 1e-9));
 }
 
 TEST_CASE("nccl-tests: the calibrated link gives back the measured all-reduce times", "[calibrate][nccl]") {
   sim::Profile profile = sim::datasheet_profile();
   const sim::LinkProfile link = calibrated_link(profile.link("nvlink3"), parse_nccl_tests(read(kLog), kLog), kLog);
-  // Line rate kept (300 GB/s per direction); efficiency 200/300 at 8e6 B and 280/300 at 8e8 B.
+  // Line rate kept (300 GB/s per direction); efficiency 57.344/300 at 65,536 B, 200/300 at 8e6 B
+  // and 280/300 at 8e8 B.
   CHECK(link.bandwidth_bytes_per_s == 300e9);
   CHECK_THAT(link.latency_s, WithinRel(2e-6, 1e-12));
-  REQUIRE(link.efficiency.points.size() == 2);
-  CHECK_THAT(link.efficiency.points[0].second, WithinRel(2.0 / 3.0, 1e-9));
-  CHECK_THAT(link.efficiency.points[1].second, WithinRel(14.0 / 15.0, 1e-9));
+  REQUIRE(link.efficiency.points.size() == 3);
+  CHECK_THAT(link.efficiency.points[0].second, WithinRel(57.344 / 300, 1e-9));
+  CHECK_THAT(link.efficiency.points[1].second, WithinRel(2.0 / 3.0, 1e-9));
+  CHECK_THAT(link.efficiency.points[2].second, WithinRel(14.0 / 15.0, 1e-9));
   CHECK(link.sources.at("latency_s").find("all_reduce_8gpu.log") != std::string::npos);
   CHECK(link.sources.at("efficiency").find("200.00, 7") != std::string::npos);  // "… -> 200.00, 762.9 MiB -> 280.00 GB/s"
   // On one DGX A100 with the calibrated NVLink, parasim's ring all-reduce over the 8 GPUs,
@@ -93,20 +98,23 @@ TEST_CASE("nccl-tests: the calibrated link gives back the measured all-reduce ti
              WithinRel(5028e-6, 1e-9));
   CHECK_THAT(sim::collective_time(cluster, sim::CollectiveKind::AllReduce, all, 8e6, sim::CollectiveAlgorithm::Ring).time.seconds(),
              WithinRel(98e-6, 1e-9));
+  CHECK_THAT(sim::collective_time(cluster, sim::CollectiveKind::AllReduce, all, 65536, sim::CollectiveAlgorithm::Ring).time.seconds(),
+             WithinRel(30e-6, 1e-9));
   // And the profile with it reads back unchanged.
   CHECK(sim::profile_from_json(JsonDocument::parse(sim::to_json(profile).dump(), "p.json")) == profile);
 }
 
 TEST_CASE("nccl-tests: a log of several GPUs per node cannot calibrate one NIC", "[calibrate][nccl]") {
-  // ib-hdr is 25 GB/s per direction; the 8-GPU log's 200 GB/s of bus bandwidth is NVLink's.
+  // ib-hdr is 25 GB/s per direction; the 8-GPU log's 57 to 280 GB/s of bus bandwidth are NVLink's.
   const sim::Profile& profile = sim::datasheet_profile();
   try {
     (void)calibrated_link(profile.link("ib-hdr"), parse_nccl_tests(read(kLog), kLog), kLog);
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()) == kLog + ":20:1: found a bus bandwidth of 200.00 GB/s at 7.6 MiB (latency taken off), above ib-hdr's line rate of "
+    CHECK(std::string(e.what()) == kLog + ":19:1: found a bus bandwidth of 57.34 GB/s at 64 KiB (latency taken off), above ib-hdr's line rate of "
                                           "25.00 GB/s per direction: the log measured more than one ib-hdr link per device (several GPUs per node "
-                                          "in a multi-node test share NVLink and the NICs); calibrate an inter-node link from a test with one GPU per node");
+                                          "in a multi-node test share NVLink and the NICs; calibrate an inter-node link from a test with one GPU per node), "
+                                          "or an all-reduce the switch reduced (NVLink SHARP; calibrate the NVLS link: --algorithm nvls --link nvlink4-sharp)");
   }
 }
 

@@ -29,10 +29,10 @@ TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario 
   const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link nvlink3 --out " + q(dir / "p.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  // α = 28 µs / 14 steps; efficiency 200/300 and 280/300 (tests/data/calibrate/README.md).
+  // α = 28 µs / 14 steps; efficiency 57.344/300, 200/300 and 280/300 (tests/data/calibrate/README.md).
   CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: nvlink3 from nccl-tests all_reduce_perf, 8 ranks on 1 host, NVIDIA A100-SXM4-80GB\n"));
   CHECK_THAT(r.out, Catch::Matchers::Contains("  latency (alpha per ring step)  2.000 us\n"));
-  CHECK_THAT(r.out, Catch::Matchers::Contains("  efficiency by message size:  7.6 MiB 0.667  762.9 MiB 0.933\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  efficiency by message size:  64 KiB 0.191  7.6 MiB 0.667  762.9 MiB 0.933\n"));
   const auto profile = nlohmann::json::parse(slurp(dir / "p.json"));
   CHECK(profile.at("name") == "calibrated");
   CHECK(profile.at("links").at("nvlink3").at("latency_s") == 2e-6);
@@ -45,6 +45,24 @@ TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario 
   CHECK_THAT(result.at(0).at("profile").at("origin").get<std::string>(),
              Catch::Matchers::StartsWith("parasim calibrate --from-nccl-tests " + kLog + " (link nvlink3), over the datasheet profile"));
   CHECK_THAT(run.out, Catch::Matchers::Contains("calibrated"));
+}
+
+TEST_CASE("parasim calibrate --from-nccl-tests --algorithm nvls imports an NVLS log the ring refuses", "[cli][calibrate][nvls]") {
+  const fs::path dir = fresh_dir("calibrate-nvls");
+  const std::string log = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8xh100_nvls.log";
+  const Run ring = run_parasim("calibrate --from-nccl-tests " + q(log) + " --collective all_reduce --link nvlink4 --out " + q(dir / "r.json"));
+  CHECK(ring.exit_code == 2);
+  CHECK_THAT(ring.err, Catch::Matchers::Contains("above nvlink4's line rate of 450.00 GB/s per direction"));
+  const Run r = run_parasim("calibrate --from-nccl-tests " + q(log) + " --collective all_reduce --algorithm nvls --link nvlink4-sharp --out " +
+                            q(dir / "p.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // α: the 8-byte row's 13.03 µs (in-place) over one NVLS step (tests/calibrate/nccl_tests_nvls_test.cpp).
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: nvlink4-sharp from nccl-tests all_reduce_perf, 8 ranks on 1 host, NVIDIA H100 80GB HBM3\n"));
+  CHECK_THAT(r.out, Catch::Matchers::Contains("  latency (alpha, one NVLS step)  13.030 us\n"));
+  const Run bad = run_parasim("calibrate --from-nccl-tests " + q(log) + " --algorithm tree --link nvlink4 --out " + q(dir / "b.json"));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "parasim: error: <command line>: --algorithm: found \"tree\", expected ring or nvls\n");
 }
 
 TEST_CASE("parasim calibrate --backend cpu measures this machine's host-cpu", "[cli][calibrate]") {
@@ -137,7 +155,7 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("a log whose bus bandwidth is above the link's line rate") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link ib-hdr" + out);
     CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":20:1: found a bus bandwidth of 200.00 GB/s"));
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + kLog + ":19:1: found a bus bandwidth of 57.34 GB/s"));
   }
   SECTION("mpi without --link") {
     const Run r = run_parasim("calibrate --backend mpi" + out);

@@ -485,12 +485,26 @@ TEST_CASE("scenario errors: the cluster, checked against the profile", "[scenari
   SECTION("unknown cluster preset") {
     t.cluster = R"("cluster": { "preset": "dgx-a10", "nodes": 1 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:5:26: at /cluster/preset: unknown cluster preset \"dgx-a10\" (did you mean \"dgx-a100\"?); expected one of \"dgx-a100\", \"dgx-a100-40gb\", \"dgx-a100-superpod\", \"dgx-b200\", \"dgx-h100\", \"dgx-h100-superpod\", \"dgx-h200\", \"dgx-v100\", \"pcie-v100\", \"tpu-v4-pod\", \"tpu-v5e-pod\" or \"tpu-v5p-pod\"");
+          "s.json:5:26: at /cluster/preset: unknown cluster preset \"dgx-a10\" (did you mean \"dgx-a100\"?); expected one of \"dgx-a100\", \"dgx-a100-40gb\", \"dgx-a100-superpod\", \"dgx-b200\", \"dgx-h100\", \"dgx-h100-superpod\", \"dgx-h200\", \"dgx-v100\", \"gb200-nvl72\", \"pcie-v100\", \"tpu-v4-pod\", \"tpu-v5e-pod\" or \"tpu-v5p-pod\"");
   }
   SECTION("unknown device") {
     t.cluster = R"("cluster": { "device": "a100-80g", "nodes": 1 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:5:26: at /cluster/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", \"b200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
+          "s.json:5:26: at /cluster/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", \"b200\", \"gb200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
+  }
+  SECTION("an NVLS algorithm on a node whose switch does not reduce") {
+    // dgx-a100: NVLink 3 through a 2nd-generation NVSwitch, which has no NVLink SHARP.
+    t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 1, "algorithms": { "all_reduce": "nvls" } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:5:80: at /cluster/algorithms/all_reduce: nvls needs NVSwitch nodes with NVLink SHARP: name their intra_node.nvls_link");
+  }
+  SECTION("an unknown NVLS link") {
+    t.cluster = R"("cluster": { "preset": "dgx-h100", "nodes": 1, "intra_node": { "nvls_link": "nvlink4-sharpp" } },)";
+    CHECK(error_of(t.str()).rfind("s.json:5:79: at /cluster/intra_node/nvls_link: unknown link \"nvlink4-sharpp\" (did you mean \"nvlink4-sharp\"?)", 0) == 0);
+  }
+  SECTION("collnet on a fat-tree without SHARP") {
+    t.cluster = R"("cluster": { "preset": "dgx-h100", "nodes": 2, "algorithms": { "all_reduce": "collnet" } },)";
+    CHECK(error_of(t.str()) == "s.json:5:80: at /cluster/algorithms/all_reduce: collnet needs a fat-tree with InfiniBand SHARP: set inter_node.sharp");
   }
   SECTION("torus dims that do not hold the devices") {
     t.cluster = R"("cluster": { "preset": "tpu-v4-pod", "nodes": 2, "inter_node": { "torus_dims": [2, 2, 4] } },)";

@@ -26,7 +26,7 @@ std::string problem_of(const ClusterSpec& spec) {
 TEST_CASE("cluster presets: every one checks and builds against the datasheet profile", "[sim][cluster]") {
   const auto names = cluster_preset_names();
   for (const char* name : {"dgx-a100", "dgx-a100-40gb", "dgx-h100", "dgx-h200", "dgx-b200", "dgx-v100", "pcie-v100", "tpu-v4-pod",
-                           "tpu-v5e-pod", "tpu-v5p-pod"})
+                           "tpu-v5e-pod", "tpu-v5p-pod", "gb200-nvl72"})
     CHECK(std::count(names.begin(), names.end(), name) == 1);
   CHECK_FALSE(cluster_preset("dgx-a101").has_value());
   for (const auto& name : names) {
@@ -105,7 +105,7 @@ TEST_CASE("check_cluster_spec: problems name the field and what is wrong", "[sim
     spec.device = "a100-80g";
     CHECK(problem_of(spec) ==
           "/device: unknown device \"a100-80g\" (did you mean \"a100-80gb\"?); expected one of \"a100-40gb\", \"a100-80gb\", "
-          "\"b200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
+          "\"b200\", \"gb200\", \"h100-sxm\", \"h200\", \"host-cpu\", \"tpu-v4\", \"tpu-v5e\", \"tpu-v5p\" or \"v100\"");
   }
   SECTION("unknown link, with did-you-mean") {
     spec.inter_node.link = "ib-hrd";

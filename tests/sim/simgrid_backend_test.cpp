@@ -101,6 +101,21 @@ TEST_CASE("both backends: a lone collective on an idle network takes its closed 
   CHECK_THAT(lone(switched(2, 4), c.op, backend), WithinRel(c.expected_s, tolerance(backend)));
 }
 
+TEST_CASE("both backends: a lone in-network reduction on an idle network takes its closed form", "[sim][simgrid][collectives][nvls]") {
+  const Backend backend = GENERATE(Backend::Analytical, Backend::SimGrid);
+  INFO(to_string(backend));
+  // switched_sharp: in-switch all-reduce at 100 GB/s and 2 µs (tests/sim/nvls_test.cpp derives these).
+  // NVLS over one node of 8: 2 µs + 9/8 · 1e9 / 100e9 = 0.011252 s.
+  CHECK_THAT(lone(parasim::testing::switched_sharp(1, 8), Op{CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Nvls}, backend),
+             WithinRel(0.011252, tolerance(backend)));
+  // NVLS-tree over 4 nodes of 4: 22 µs + max(0.0125, 0.05) = 0.050022 s.
+  CHECK_THAT(lone(parasim::testing::switched_sharp(4, 4), Op{CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::NvlsTree}, backend),
+             WithinRel(0.050022, tolerance(backend)));
+  // CollNet over 4 nodes of 4: max(0.015, 0.025) + 16 µs = 0.025016 s.
+  CHECK_THAT(lone(parasim::testing::switched_sharp(4, 4), Op{CollectiveKind::AllReduce, iota(16), 1e9, CollectiveAlgorithm::CollNet}, backend),
+             WithinRel(0.025016, tolerance(backend)));
+}
+
 TEST_CASE("contention: two all-reduces through the same links take twice as long under simgrid", "[sim][simgrid][contention]") {
   // Two ring all-reduces of S = 1 GB over the same 8 devices of one node, on two streams, issued at
   // once: every device port carries both rings. Alone one takes W + L with W = 2·7/8 · S/B =

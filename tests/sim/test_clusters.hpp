@@ -31,6 +31,15 @@ inline sim::Cluster switched(std::int64_t nodes, std::int64_t per_node, double o
   return c;
 }
 
+/// switched(nodes, per_node) whose NVSwitches reduce in the network (NVLink SHARP: a 100 GB/s, 2 µs
+/// in-switch all-reduce link) and whose fat-tree does too (InfiniBand SHARP).
+inline sim::Cluster switched_sharp(std::int64_t nodes, std::int64_t per_node) {
+  sim::Cluster c = switched(nodes, per_node);
+  c.nvls = flat("in-switch", 100e9, 2e-6);
+  c.sharp = true;
+  return c;
+}
+
 /// A dims[0]×dims[1]×... torus with wraparound, 4 chips a host, 50 GB/s and 1 µs per link and direction.
 inline sim::Cluster torus(std::vector<std::int64_t> dims) {
   sim::Cluster c;
