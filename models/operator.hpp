@@ -53,6 +53,9 @@ enum class OpKind {
 /// memory-bound (bytes over memory bandwidth).
 enum class OpClass { Gemm, Attention, MemoryBound };
 [[nodiscard]] OpClass op_class(OpKind k);
+/// Whether an operator of this kind runs its GEMMs in fp8 in fp8 training as Transformer Engine does
+/// it: the linear layers and the MoE experts; norms, softmax, attention and the router stay in bf16.
+[[nodiscard]] constexpr bool fp8_gemm(OpKind k) { return k == OpKind::Linear || k == OpKind::MoEExperts; }
 
 /// A dimension of an operator's iteration space.
 struct Dim {

@@ -10,6 +10,7 @@
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
 #include "sim/cluster.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 #include "strategies/plan.hpp"
 
@@ -106,10 +107,7 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
       if (!g.device.empty()) kinds.push_back(g.device);
     const models::DType p = s.training.precision;
     for (const auto& kind : kinds) {
-      const sim::DeviceProfile& d = profile.device(kind);
-      const bool ok = d.peak_for(p) || (p == models::DType::F16 && d.peak_for(models::DType::BF16)) ||
-                      (p == models::DType::BF16 && d.peak_for(models::DType::F16)) || (p == models::DType::TF32 && d.peak_for(models::DType::F32));
-      if (!ok)
+      if (!sim::find_gemm_peak_flops(profile.device(kind), p))
         throw reporter.error("/training/precision", "found \"" + std::string(models::to_string(p)) + "\", but the " + kind +
                                                         " profile gives no peak FLOP/s in it; expected a precision the device computes in");
     }

@@ -8,18 +8,19 @@
 
 namespace parasim::sim {
 
-double gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
+std::optional<double> find_gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
   using models::DType;
-  auto find = [&](DType t) -> double {
-    auto it = device.peak_flops_per_s.find(t);
-    return it == device.peak_flops_per_s.end() ? 0.0 : it->second;
-  };
-  double peak = find(dtype);
-  if (peak == 0 && dtype == DType::F16) peak = find(DType::BF16);
-  if (peak == 0 && dtype == DType::BF16) peak = find(DType::F16);
-  if (peak == 0 && dtype == DType::TF32) peak = find(DType::F32);
-  if (peak == 0) throw PlanError("the " + device.name + " profile gives no peak FLOP/s for " + std::string(models::to_string(dtype)));
-  return peak;
+  if (auto p = device.peak_for(dtype)) return p;
+  if (dtype == DType::F16) return device.peak_for(DType::BF16);
+  if (dtype == DType::BF16) return device.peak_for(DType::F16);
+  if (dtype == DType::TF32) return device.peak_for(DType::F32);
+  return std::nullopt;
+}
+
+double gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
+  const auto peak = find_gemm_peak_flops(device, dtype);
+  if (!peak) throw PlanError("the " + device.name + " profile gives no peak FLOP/s for " + std::string(models::to_string(dtype)));
+  return *peak;
 }
 
 double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,

@@ -16,7 +16,9 @@
 namespace parasim::sim {
 
 /// Peak FLOP/s of `device` for GEMMs in `dtype` (fp16 and bf16 share the tensor-core peak; tf32 falls
-/// back to fp32 where the profile lists no tf32). Throws PlanError when the device has no figure.
+/// back to fp32 where the profile lists no tf32), or nothing when the device has no such figure.
+[[nodiscard]] std::optional<double> find_gemm_peak_flops(const DeviceProfile& device, models::DType dtype);
+/// As find_gemm_peak_flops; throws PlanError when the device has no figure.
 [[nodiscard]] double gemm_peak_flops(const DeviceProfile& device, models::DType dtype);
 
 /// Time of one kernel. `gemm_flops` is the FLOP count of one GEMM of the kernel (the size its

@@ -125,8 +125,7 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const double elements = sw.local_elements;
     chunk_params[chunk] += elements;
     chunk_weights[chunk] += elements * bpp.weights / (plan.zero >= 3 ? sw.zero_replicas : 1);
-    const auto kind = g.op(sw.op).kind;
-    if (plan.precision == models::DType::FP8 && (kind == models::OpKind::Linear || kind == models::OpKind::MoEExperts))
+    if (plan.precision == models::DType::FP8 && models::fp8_gemm(g.op(sw.op).kind))
       chunk_weights[chunk] += elements * kFp8WeightCopyBytes;
     chunk_grads[chunk] += elements * bpp.gradients / (plan.zero >= 2 ? sw.zero_replicas : 1);
     chunk_opt[chunk] += elements * bpp.optimizer / (plan.zero >= 1 ? sw.zero_replicas : 1);

@@ -169,6 +169,24 @@ std::int64_t dtree_parent(std::int64_t n, std::int64_t rank, int tree) {
   return u < 0 ? -1 : n - 1 - u;
 }
 
+/// The double binary tree between `n` nodes: each tree edge carries S/2 up and S/2 down, split over
+/// the nodes' first k members (channel c joins member c of each node).
+void add_double_tree_flows(const Cluster& cluster, const Members& m, std::int64_t n, std::int64_t k, double S, double latency,
+                           FlowPhase& phase) {
+  for (int tree = 0; tree < 2; ++tree)
+    for (std::int64_t child = 0; child < n; ++child) {
+      const std::int64_t parent = dtree_parent(n, child, tree);
+      if (parent < 0) continue;
+      for (std::int64_t c = 0; c < k; ++c) {
+        const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
+        const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
+        const double bytes = S / 2 / static_cast<double>(k);
+        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S)});
+        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S)});
+      }
+    }
+}
+
 /// Double binary tree (tree.cpp): inside each node a chain of its members, S each way on every
 /// edge; between nodes the two trees' edges, each carrying S/2 up and S/2 down, split over the
 /// node's k members (channel c joins member c of each node). One phase: reduce and broadcast are
@@ -185,20 +203,7 @@ CollectiveFlows tree_flows(const Cluster& cluster, const GroupShape& shape, std:
       phase.flows.push_back(Flow{members[j], members[j + 1], S, latency, intra_efficiency(cluster, S)});
       phase.flows.push_back(Flow{members[j + 1], members[j], S, latency, intra_efficiency(cluster, S)});
     }
-  const std::int64_t n = shape.nodes;
-  const std::int64_t k = shape.min_per_node;
-  for (int tree = 0; tree < 2; ++tree)
-    for (std::int64_t child = 0; child < n; ++child) {
-      const std::int64_t parent = dtree_parent(n, child, tree);
-      if (parent < 0) continue;
-      for (std::int64_t c = 0; c < k; ++c) {
-        const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
-        const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
-        const double bytes = S / 2 / static_cast<double>(k);
-        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S)});
-        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S)});
-      }
-    }
+  add_double_tree_flows(cluster, m, shape.nodes, shape.min_per_node, S, latency, phase);
   return CollectiveFlows{{std::move(phase)}};
 }
 
@@ -254,19 +259,7 @@ CollectiveFlows nvls_flows(const Cluster& cluster, const GroupShape& shape, std:
   const Members m = by_node(cluster, group);
   FlowPhase phase;
   for (const auto& members : m.on_node) nvls_node_flows(cluster, members, S, latency, phase);
-  const std::int64_t k = shape.min_per_node;
-  for (int tree = 0; tree < 2 && n > 1; ++tree)
-    for (std::int64_t child = 0; child < n; ++child) {
-      const std::int64_t parent = dtree_parent(n, child, tree);
-      if (parent < 0) continue;
-      for (std::int64_t c = 0; c < k; ++c) {
-        const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
-        const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
-        const double bytes = S / 2 / static_cast<double>(k);
-        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S)});
-        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S)});
-      }
-    }
+  if (n > 1) add_double_tree_flows(cluster, m, n, shape.min_per_node, S, latency, phase);
   return CollectiveFlows{{std::move(phase)}};
 }
 

@@ -8,7 +8,7 @@ namespace parasim::sim {
 
 models::DType compute_dtype(const models::Operator& op, models::DType precision) {
   if (precision != models::DType::FP8) return precision;
-  return op.kind == models::OpKind::Linear || op.kind == models::OpKind::MoEExperts ? models::DType::FP8 : models::DType::BF16;
+  return models::fp8_gemm(op.kind) ? models::DType::FP8 : models::DType::BF16;
 }
 
 OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
