@@ -85,6 +85,7 @@ strategies::TrainingSpec decode_training(const json& t) {
   spec.micro_batch = t.value("micro_batch", spec.micro_batch);
   spec.precision = enum_value(models::dtype_from_string(t.value("precision", std::string("fp16"))), "training.precision");
   spec.optimizer = enum_value(strategies::optimizer_from_string(t.value("optimizer", std::string("adam"))), "training.optimizer");
+  spec.attention_kernel = t.value("attention_kernel", std::string());
   return spec;
 }
 

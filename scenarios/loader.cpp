@@ -110,6 +110,18 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
       if (!sim::find_gemm_peak_flops(profile.device(kind), p))
         throw reporter.error("/training/precision", "found \"" + std::string(models::to_string(p)) + "\", but the " + kind +
                                                         " profile gives no peak FLOP/s in it; expected a precision the device computes in");
+      // A named attention implementation must be one every device kind has curves for.
+      const std::string& kernel = s.training.attention_kernel;
+      if (kernel.empty()) continue;
+      const std::vector<std::string> known = profile.device(kind).attention_kernels();
+      if (std::find(known.begin(), known.end(), kernel) == known.end()) {
+        std::string expected;
+        for (const auto& k : known) expected += (expected.empty() ? "\"" : ", \"") + k + "\"";
+        throw reporter.error("/training/attention_kernel",
+                             "found \"" + kernel + "\", but the " + kind + " profile gives no attention curves for it; expected " +
+                                 (known.empty() ? std::string("no attention_kernel (the device has no fused attention curves: its kernel runs on the GEMM curve)")
+                                                : "one of " + expected));
+      }
     }
   }
 
@@ -120,6 +132,13 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   const std::int64_t dp = strategies::resolve_dp(s.plan, devices);
   const std::int64_t batch = std::min(s.training.micro_batch * dp, s.training.global_batch);
   const models::Graph graph = build_checked_model(s, batch, reporter);
+  if (!s.training.attention_kernel.empty()) {
+    bool fused = false;
+    for (models::OpId op = 0; op < graph.op_count() && !fused; ++op) fused = graph.op(op).kind == models::OpKind::Attention;
+    if (!fused)
+      throw reporter.error("/training/attention_kernel", "found \"" + s.training.attention_kernel + "\", but the model " + graph.name() +
+                                                             " has no fused attention; expected no attention_kernel");
+  }
   if (s.model.source == ModelSource::Graph && graph.batch() != s.training.micro_batch * dp) {
     // A graph file fixes its batch; the plan must run exactly that many samples per micro-batch round.
     const std::string n = std::to_string(graph.batch());

@@ -41,13 +41,15 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
-std::optional<double> attention_efficiency(const DeviceProfile& device, models::DType dtype, double head_dim, double seq, bool causal,
-                                           bool backward) {
+std::optional<double> attention_efficiency(const DeviceProfile& device, const std::string& kernel, models::DType dtype, double head_dim,
+                                           double seq, bool causal, bool backward) {
   using models::DType;
+  if (device.attention_efficiency.empty()) return std::nullopt;
+  const std::string& implementation = kernel.empty() ? device.attention_efficiency.front().implementation : kernel;
   std::vector<const AttentionEfficiency*> of_dtype;
   for (DType t : {dtype, dtype == DType::F16 ? DType::BF16 : dtype == DType::BF16 ? DType::F16 : dtype}) {
     for (const auto& a : device.attention_efficiency)
-      if (a.dtype == t) of_dtype.push_back(&a);
+      if (a.implementation == implementation && a.dtype == t) of_dtype.push_back(&a);
     if (!of_dtype.empty()) break;
   }
   if (of_dtype.empty()) return std::nullopt;
@@ -74,7 +76,7 @@ namespace {
 /// A fused attention kernel: its executed FLOPs at the attention curve's efficiency, or, on a device
 /// with no such curve, at the GEMM curve's for the size of its two matmuls (as eager attention runs them).
 double attention_seconds(const DeviceProfile& device, const OpWork& w, double flops, double bytes, bool backward) {
-  const auto eff = attention_efficiency(device, w.dtype, w.gemm_k, w.gemm_n, w.causal, backward);
+  const auto eff = attention_efficiency(device, w.attention_kernel, w.dtype, w.gemm_k, w.gemm_n, w.causal, backward);
   const double compute_s = flops / (gemm_peak_flops(device, w.dtype) * (eff ? *eff : device.gemm_curve(w.dtype).at(std::max(w.gemm_flops, 1.0))));
   const double memory_s = bytes > 0 ? bytes / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(bytes)) : 0.0;
   return std::max(compute_s, memory_s) + device.kernel_launch_overhead_s;

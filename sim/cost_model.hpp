@@ -27,12 +27,13 @@ namespace parasim::sim {
                                     double gemm_flops, int kernels);
 
 /// Fraction of `dtype`'s peak a fused attention kernel reaches on `device` (DeviceProfile's
-/// attention_efficiency): the curves of that dtype (fp16 and bf16 stand for each other) and mask
+/// attention_efficiency): the curves of implementation `kernel` (empty: the device's default, its first
+/// listed), of that dtype (fp16 and bf16 stand for each other) and mask
 /// (either mask when the profile lists only one), read at `seq` keys and interpolated linearly in
 /// log2(head dim) between the nearest head dims listed (the nearest one beyond the listed range).
-/// Nothing when the profile lists no curve for the dtype.
-[[nodiscard]] std::optional<double> attention_efficiency(const DeviceProfile& device, models::DType dtype, double head_dim, double seq,
-                                                         bool causal, bool backward);
+/// Nothing when the profile lists no curve of that implementation for the dtype.
+[[nodiscard]] std::optional<double> attention_efficiency(const DeviceProfile& device, const std::string& kernel, models::DType dtype,
+                                                         double head_dim, double seq, bool causal, bool backward);
 
 /// Forward and backward time of one operator's work (sim/work/op_work.hpp) on `device`.
 struct OpCost {

@@ -1,5 +1,6 @@
 #include "sim/profile.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -26,6 +27,13 @@ std::optional<double> DeviceProfile::peak_for(models::DType dtype) const {
   auto it = peak_flops_per_s.find(dtype);
   if (it == peak_flops_per_s.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::string> DeviceProfile::attention_kernels() const {
+  std::vector<std::string> kernels;
+  for (const auto& a : attention_efficiency)
+    if (std::find(kernels.begin(), kernels.end(), a.implementation) == kernels.end()) kernels.push_back(a.implementation);
+  return kernels;
 }
 
 const EfficiencyCurve& DeviceProfile::gemm_curve(models::DType dtype) const {

@@ -25,8 +25,11 @@ struct EfficiencyCurve {
 
 /// Fraction of the dtype's dense peak a fused attention kernel reaches, counting the FLOPs it executes
 /// (a causal kernel executes about half the score blocks; backward 2.5 × forward), for one head dim and
-/// mask, by sequence length (keys per query row), forward and backward apart.
+/// mask, by sequence length (keys per query row), forward and backward apart, for one implementation
+/// ("cudnn", "flash-attention-2", ...): the same GPU runs attention at rates that differ by 1.6× between
+/// kernels of one generation, so a training stack's choice is part of the prediction.
 struct AttentionEfficiency {
+  std::string implementation;  ///< the kernel library the curves were measured with
   models::DType dtype = models::DType::BF16;
   std::int64_t head_dim = 128;
   bool causal = true;
@@ -48,7 +51,7 @@ struct DeviceProfile {
   /// peak than a bf16 one); `gemm_efficiency` serves the others.
   std::map<models::DType, EfficiencyCurve> gemm_efficiency_by_dtype;
   /// Fused attention curves (may be empty: the kernel then runs as its two matmuls would on the GEMM
-  /// curve, see sim/cost_model.hpp).
+  /// curve, see sim/cost_model.hpp). The implementation of the first entry is the device's default.
   std::vector<AttentionEfficiency> attention_efficiency;
   /// Fraction of peak memory bandwidth a memory-bound kernel reaches, by the bytes it moves.
   EfficiencyCurve memory_efficiency;
@@ -57,6 +60,10 @@ struct DeviceProfile {
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from
   bool operator==(const DeviceProfile&) const = default;
+
+  /// The attention implementations the curves cover, in the order they first appear (the first is the
+  /// default); empty when there are no curves.
+  [[nodiscard]] std::vector<std::string> attention_kernels() const;
 
   /// Dense peak FLOP/s for `dtype`, or nothing when the device has no such compute path (V100: bf16).
   [[nodiscard]] std::optional<double> peak_for(models::DType dtype) const;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "sim/profile_json.hpp"
 
 #include <cmath>
@@ -24,6 +25,12 @@ std::string_view link_classes();
 
 namespace parasim::sim {
 namespace {
+
+/// An attention implementation's name: 1 to 64 of [a-z0-9-], so it reads the same in every message.
+bool valid_kernel_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
 
 nlohmann::json curve_to_json(const EfficiencyCurve& curve) {
   nlohmann::json out = nlohmann::json::array();
@@ -127,6 +134,10 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     for (const auto& at : r.array("attention_efficiency")) {
       ObjectReader e(doc, at);
       AttentionEfficiency a;
+      a.implementation = e.string("implementation");
+      if (!valid_kernel_name(a.implementation))
+        throw e.error("implementation", "found \"" + a.implementation +
+                                            "\", expected a kernel library's name of 1 to 64 lower-case letters, digits and '-' (\"cudnn\", \"flash-attention-2\")");
       const std::string dtype = e.string("dtype");
       const auto t = models::dtype_from_string(dtype);
       if (!t || !d.peak_flops_per_s.count(*t))
@@ -140,8 +151,8 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
       a.backward = read_curve(doc, e.pointer_of("backward"));
       e.finish();
       for (const auto& other : d.attention_efficiency)
-        if (other.dtype == a.dtype && other.head_dim == a.head_dim && other.causal == a.causal)
-          throw doc.error_at(at, "a second curve for " + dtype + ", head dim " + std::to_string(a.head_dim) +
+        if (other.implementation == a.implementation && other.dtype == a.dtype && other.head_dim == a.head_dim && other.causal == a.causal)
+          throw doc.error_at(at, "a second " + a.implementation + " curve for " + dtype + ", head dim " + std::to_string(a.head_dim) +
                                      (a.causal ? ", causal" : ", full mask") + "; each combination may appear once");
       d.attention_efficiency.push_back(std::move(a));
     }
@@ -273,7 +284,8 @@ nlohmann::json to_json(const Profile& profile) {
     if (!d.attention_efficiency.empty()) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& a : d.attention_efficiency)
-        list.push_back({{"dtype", std::string(models::to_string(a.dtype))}, {"head_dim", a.head_dim}, {"causal", a.causal},
+        list.push_back({{"implementation", a.implementation},
+                        {"dtype", std::string(models::to_string(a.dtype))}, {"head_dim", a.head_dim}, {"causal", a.causal},
                         {"forward", curve_to_json(a.forward)}, {"backward", curve_to_json(a.backward)}});
       devices[name]["attention_efficiency"] = list;
     }

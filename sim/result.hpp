@@ -67,6 +67,9 @@ struct Result {
   std::string backend;        ///< "analytical" or "simgrid": which engine produced every time figure
   std::string profile;        ///< profile name
   std::string profile_origin; ///< datasheet or calibrated, and from where
+  /// The fused attention implementation whose curves timed the attention ("cudnn", ...; "gemm curve"
+  /// on a device without attention curves); empty for a model without fused attention.
+  std::string attention_kernel;
   std::string device_kind;
   std::int64_t devices = 0;
   std::int64_t tasks = 0;

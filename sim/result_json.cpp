@@ -146,6 +146,7 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
   out["backend"] = r.backend;
   out["profile"] = json{{"name", r.profile}, {"origin", r.profile_origin}};
   out["device_kind"] = r.device_kind;
+  if (!r.attention_kernel.empty()) out["attention_kernel"] = r.attention_kernel;
   out["device_count"] = r.devices;
   out["task_count"] = r.tasks;
   out["replica_shortcut"] = r.replica_shortcut;
@@ -254,6 +255,7 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
     p.finish();
   }
   out.device_kind = r.string("device_kind");
+  if (r.has("attention_kernel")) out.attention_kernel = r.string("attention_kernel");
   out.devices = r.integer("device_count", 1);
   out.tasks = r.integer("task_count", 0);
   out.replica_shortcut = r.boolean_or("replica_shortcut", false);

@@ -169,6 +169,12 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.profile = profile.name;
   r.profile_origin = profile.origin;
   r.device_kind = cluster.devices.front().kind;
+  for (models::OpId op = 0; op < graph.op_count(); ++op) {
+    if (graph.op(op).kind != models::OpKind::Attention) continue;
+    const std::vector<std::string> kernels = profile.device(r.device_kind).attention_kernels();
+    r.attention_kernel = !plan.attention_kernel.empty() ? plan.attention_kernel : kernels.empty() ? "gemm curve" : kernels.front();
+    break;
+  }
   r.devices = cluster.device_count();
   r.tasks = static_cast<std::int64_t>(step.tasks.task_count());
   r.replica_shortcut = step.replica_shortcut;

@@ -328,6 +328,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.grad_accumulation = spec.grad_accumulation;
   plan.precision = training.precision;
   plan.optimizer = training.optimizer;
+  plan.attention_kernel = training.attention_kernel;
 
   std::ostringstream d;
   d << "tp " << spec.tp;

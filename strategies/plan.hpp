@@ -56,6 +56,7 @@ struct Plan {
   GradAccumulation grad_accumulation = GradAccumulation::Autograd;
   models::DType precision = models::DType::F16;
   Optimizer optimizer = Optimizer::Adam;
+  std::string attention_kernel;  ///< see TrainingSpec::attention_kernel
 
   bool operator==(const Plan&) const = default;
 

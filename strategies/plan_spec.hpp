@@ -31,6 +31,9 @@ struct TrainingSpec {
   std::int64_t micro_batch = 1;   ///< samples per micro-batch per replica
   models::DType precision = models::DType::F16;  ///< compute dtype (mixed precision keeps fp32 master weights)
   Optimizer optimizer = Optimizer::Adam;
+  /// The fused attention implementation the run uses (a name in the device profile's attention curves:
+  /// "cudnn", "flash-attention-2", ...); empty: each device's default, the first it lists.
+  std::string attention_kernel;
   bool operator==(const TrainingSpec&) const = default;
 };
 

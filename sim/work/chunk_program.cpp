@@ -403,7 +403,11 @@ StepWork describe_step(const Graph& g, const Plan& plan) {
   PARASIM_CHECK(plan.sharding.size() == g.op_count(), "one sharding per operator");
   StepWork step;
   step.op_work.reserve(g.op_count());
-  for (OpId op = 0; op < g.op_count(); ++op) step.op_work.push_back(op_work(g.op(op), plan.mesh, plan.sharding[op], plan.precision, plan.micro_batches));
+  for (OpId op = 0; op < g.op_count(); ++op) {
+    step.op_work.push_back(op_work(g.op(op), plan.mesh, plan.sharding[op], plan.precision, plan.micro_batches));
+    // The attention implementation is the run's software choice, not the operator's: it travels with the work.
+    if (step.op_work.back().cls == models::OpClass::Attention) step.op_work.back().attention_kernel = plan.attention_kernel;
+  }
   // Gradients are reduced (and ZeRO-sharded) over the data, expert and context axes.
   for (int a : {plan.dp_axis, plan.ep_axis, plan.cp_axis})
     if (a >= 0 && plan.mesh.axes[static_cast<std::size_t>(a)].size > 1) step.data_axes.push_back(a);

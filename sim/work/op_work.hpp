@@ -24,6 +24,9 @@ struct OpWork {
   /// memory-bound operators).
   double gemm_flops = 0;
   bool causal = false;  ///< a fused attention with a causal mask
+  /// A fused attention's implementation (a name in the profile's attention curves); empty: the
+  /// device's default.
+  std::string attention_kernel;
   /// fp8 GEMMs: bytes the casts to fp8 move, per pass (Transformer Engine quantizes a linear layer's
   /// input and, on the first micro-batch, its weight before the forward GEMMs, and the output gradient
   /// before the backward ones); 0 otherwise. They run as memory-bound kernels beside the GEMMs.

@@ -83,7 +83,7 @@ TEST_CASE("scenario errors: structure, with file, line, column, pointer and what
   SECTION("unknown key, nothing close") {
     t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "epochs": 3 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:4:55: at /training/epochs: unknown key \"epochs\"; expected one of \"global_batch\", \"micro_batch\", \"optimizer\" or \"precision\"");
+          "s.json:4:55: at /training/epochs: unknown key \"epochs\"; expected one of \"attention_kernel\", \"global_batch\", \"micro_batch\", \"optimizer\" or \"precision\"");
   }
   SECTION("unknown enum value, with did you mean") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "schedule": "1fb1" })";
@@ -219,6 +219,19 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     CHECK(error_of(t.str()) ==
           "s.json:4:68: at /training/precision: found \"fp8\", but the a100-80gb profile gives no peak FLOP/s in it; expected a "
           "precision the device computes in");
+  }
+  SECTION("an attention kernel the device has no curves for") {
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "attention_kernel": "flash-attention-3" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:75: at /training/attention_kernel: found \"flash-attention-3\", but the a100-80gb profile gives no attention "
+          "curves for it; expected one of \"flash-attention-2\"");
+  }
+  SECTION("an attention kernel for a model without fused attention") {
+    t.model = R"("model": { "preset": "resnet50" },)";
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "attention_kernel": "flash-attention-2" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:75: at /training/attention_kernel: found \"flash-attention-2\", but the model resnet50 has no fused attention; "
+          "expected no attention_kernel");
   }
   SECTION("tp comm overlap without sequence parallelism") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "tp_comm_overlap": true })";

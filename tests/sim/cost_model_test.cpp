@@ -17,7 +17,8 @@ namespace {
 sim::EfficiencyCurve flat(double e) { return sim::EfficiencyCurve{{{1, e}}}; }
 
 /// A chip of 1e12 FLOP/s in every dtype (2e12 in fp8), 1e12 B/s of memory at full efficiency, no
-/// launch overhead; GEMMs at 0.5 of peak (fp8: 0.25), attention at 0.4 forward and 0.2 backward.
+/// launch overhead; GEMMs at 0.5 of peak (fp8: 0.25), attention at 0.4 forward and 0.2 backward with
+/// the default implementation "fast", 0.25 and 0.125 with "slow".
 sim::DeviceProfile chip() {
   sim::DeviceProfile d;
   d.name = "chip";
@@ -28,11 +29,17 @@ sim::DeviceProfile chip() {
   d.gemm_efficiency_by_dtype[models::DType::FP8] = flat(0.25);
   d.memory_efficiency = flat(1);
   sim::AttentionEfficiency a;
+  a.implementation = "fast";
   a.dtype = models::DType::BF16;
   a.head_dim = 64;
   a.causal = true;
   a.forward = flat(0.4);
   a.backward = flat(0.2);
+  d.attention_efficiency.push_back(a);
+  // A second, slower implementation: listed second, so not the default.
+  a.implementation = "slow";
+  a.forward = flat(0.25);
+  a.backward = flat(0.125);
   d.attention_efficiency.push_back(a);
   return d;
 }
@@ -62,9 +69,21 @@ TEST_CASE("cost model: a fused attention runs its executed FLOPs at its own curv
   CHECK_THAT(c.fwd_s, WithinRel(134'217'728.0 / 0.4e12, 1e-12));
   CHECK_THAT(c.bwd_s, WithinRel(335'544'320.0 / 0.2e12, 1e-12));
   // A head dim between listed ones reads the nearest; fp16 reads the bf16 curve.
-  CHECK(sim::attention_efficiency(chip(), models::DType::F16, 128, 4096, true, false) == 0.4);
+  CHECK(sim::attention_efficiency(chip(), "", models::DType::F16, 128, 4096, true, false) == 0.4);
   // No curve for the dtype: nothing (the kernel then runs on the GEMM curve).
-  CHECK_FALSE(sim::attention_efficiency(chip(), models::DType::F32, 64, 4096, true, false).has_value());
+  CHECK_FALSE(sim::attention_efficiency(chip(), "", models::DType::F32, 64, 4096, true, false).has_value());
+
+  // The run's implementation picks its own curves: "slow" runs the same FLOPs at 0.25 forward
+  // (134,217,728 / 0.25e12 = 536.9 µs) and 0.125 backward (335,544,320 / 0.125e12 = 2684.4 µs).
+  sim::OpWork slow = w;
+  slow.attention_kernel = "slow";
+  const sim::OpCost cs = sim::op_cost(chip(), slow);
+  CHECK_THAT(cs.fwd_s, WithinRel(134'217'728.0 / 0.25e12, 1e-12));
+  CHECK_THAT(cs.bwd_s, WithinRel(335'544'320.0 / 0.125e12, 1e-12));
+  CHECK(sim::attention_efficiency(chip(), "fast", models::DType::BF16, 64, 4096, true, true) == 0.2);
+  // An implementation the device has no curves for: nothing.
+  CHECK_FALSE(sim::attention_efficiency(chip(), "other", models::DType::BF16, 64, 4096, true, false).has_value());
+  CHECK(chip().attention_kernels() == std::vector<std::string>{"fast", "slow"});
 }
 
 TEST_CASE("cost model: an fp8 linear layer runs its GEMMs in fp8 and pays for its casts", "[sim][cost]") {

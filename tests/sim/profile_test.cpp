@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "sim/profile.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 
 using parasim::InputError;
@@ -87,6 +88,11 @@ TEST_CASE("datasheet profile: spot values against the published datasheet figure
     CHECK(h.memory_bandwidth_bytes_per_s == 3.35e12);
     // cublaslt_fp8_gemm_tflops["16384^3"] = 1377.3 of 1978.9, placed at 16384^3 FLOPs (bf16 equivalent).
     CHECK_THAT(h.gemm_efficiency.at(16384.0 * 16384 * 16384), WithinRel(1377.3 / 1978.9, 1e-3));
+    // Fused attention, FlashAttention-3 paper figures (H100, hdim 128, causal, forward, 16k): cuDNN 539,
+    // FlashAttention-2 335 TF/s of 989.4; cuDNN is the default implementation.
+    CHECK(h.attention_kernels() == std::vector<std::string>{"cudnn", "flash-attention-2", "flash-attention-3"});
+    CHECK_THAT(*attention_efficiency(h, "", DType::BF16, 128, 16384, true, false), WithinRel(539 / 989.4, 1e-3));
+    CHECK_THAT(*attention_efficiency(h, "flash-attention-2", DType::BF16, 128, 16384, true, false), WithinRel(335 / 989.4, 1e-3));
     // H200_SXM_141GB.hbm_bandwidth_TBps = 4.8; STREAM triad 4.15.
     CHECK(p.device("h200").memory_bandwidth_bytes_per_s == 4.8e12);
     CHECK_THAT(p.device("h200").memory_efficiency.at(1e9), WithinRel(4.15 / 4.8, 1e-3));
@@ -197,6 +203,18 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     t.replace(t.find("\"bf16\""), 6, "\"bf61\"");
     CHECK(error_of(t) == "p.json:5:29: at /devices/chip/peak_flops_per_s/bf61: unknown dtype \"bf61\" (did you mean \"bf16\"?); "
                          "expected one of \"fp32\", \"tf32\", \"fp16\", \"bf16\", \"fp8\", \"int32\", \"int64\" or \"uint8\"");
+  }
+  SECTION("an attention curve without its implementation, or with a malformed one") {
+    const std::string curve = "\"dtype\": \"bf16\", \"head_dim\": 64, \"forward\": [[1, 0.5]], \"backward\": [[1, 0.5]]";
+    CHECK(error_of(make(",\n      \"attention_efficiency\": [{" + curve + "}]")) ==
+          "p.json:12:32: at /devices/chip/attention_efficiency/0: missing required key \"implementation\"");
+    CHECK(error_of(make(",\n      \"attention_efficiency\": [{\"implementation\": \"Flash Attn\", " + curve + "}]")) ==
+          "p.json:12:51: at /devices/chip/attention_efficiency/0/implementation: found \"Flash Attn\", expected a kernel library's name "
+          "of 1 to 64 lower-case letters, digits and '-' (\"cudnn\", \"flash-attention-2\")");
+    CHECK(error_of(make(",\n      \"attention_efficiency\": [{\"implementation\": \"fa\", " + curve + "}, {\"implementation\": \"fa\", " +
+                        curve + "}]")) ==
+          "p.json:12:138: at /devices/chip/attention_efficiency/1: a second fa curve for bf16, head dim 64, causal; each combination "
+          "may appear once");
   }
   SECTION("a default link the profile lacks") {
     CHECK(error_of(make("", "", "wrie")) ==

@@ -20,10 +20,7 @@
 #include <sstream>
 
 #include "common/json_document.hpp"
-#include "scenarios/loader.hpp"
-#include "sim/cluster.hpp"
-#include "sim/simulate.hpp"
-#include "strategies/plan.hpp"
+#include "tests/validation/validation_run.hpp"
 
 using namespace parasim;
 
@@ -39,16 +36,10 @@ TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per G
     const std::string model = row.at("model");
     std::string size = model.substr(model.find(' ') + 1);
     for (auto& c : size) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const scenarios::Scenario s =
-        scenarios::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/scenarios/validation/megatron-2024-h100/gpt-" + size + ".json");
-    const sim::Profile profile = scenarios::scenario_profile(s);
-    REQUIRE(profile.origin == "built-in datasheet figures");
-    const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
-    const models::Graph graph = scenarios::build_model(s);
-    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
-    sim::LowerOptions shortcut;
-    shortcut.replicate_data_parallel = true;  // identical replicas simulated once (tests/sim/replica_shortcut_test)
-    const sim::Result r = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, shortcut).result;
+    const validation::Run run = validation::simulate_file("scenarios/validation/megatron-2024-h100/gpt-" + size + ".json");
+    REQUIRE(run.profile.origin == "built-in datasheet figures");
+    const sim::Cluster& cluster = run.cluster;
+    const sim::Result& r = run.result;
 
     const double B = row.at("global_batch"), seq = row.at("seq_len"), L = row.at("layers"), h = row.at("hidden"), V = row.at("vocab"),
                  gpus = row.at("gpus"), published = row.at("achieved_tflops_per_gpu");
@@ -67,7 +58,7 @@ TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per G
     md << "| " << model << " | " << static_cast<int>(gpus) << " | " << row.at("tensor_parallel") << " × " << row.at("pipeline_parallel")
        << " × " << row.at("data_parallel") << " | " << static_cast<int>(B) << " | " << std::defaultfloat << std::setprecision(6) << published
        << " | " << std::fixed << std::setprecision(1) << predicted << " | " << std::showpos << 100 * error << "%" << std::noshowpos << " | "
-       << std::setprecision(2) << r.step_time_s << " | " << std::setprecision(1) << r.memory[static_cast<std::size_t>(r.peak_memory_stage)].memory.total_bytes() / (1024.0 * 1024 * 1024) << " |\n";
+       << std::setprecision(2) << r.step_time_s << " | " << std::setprecision(1) << validation::peak_gib(r) << " |\n";
   }
   REQUIRE(rows == 9);
   const double mape = sum / rows;

@@ -18,10 +18,7 @@
 #include <sstream>
 
 #include "common/json_document.hpp"
-#include "scenarios/loader.hpp"
-#include "sim/cluster.hpp"
-#include "sim/simulate.hpp"
-#include "strategies/plan.hpp"
+#include "tests/validation/validation_run.hpp"
 
 using namespace parasim;
 
@@ -38,17 +35,10 @@ TEST_CASE("Megatron-LM SC'21 Table 1: predicted TFLOP/s per GPU within 15% on ev
         std::string(PARASIM_SOURCE_DIR) + "/scenarios/validation/megatron-sc21/gpt-" + model.substr(model.find(' ') + 1) + ".json";
     std::string lower = file;
     for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const scenarios::Scenario s = scenarios::load_scenario(lower);
-    const sim::Profile profile = scenarios::scenario_profile(s);
-    REQUIRE(profile.origin == "built-in datasheet figures");
-    const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
-    const models::Graph graph = scenarios::build_model(s);
-    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
-    // Identical data-parallel replicas simulated once (tests/sim/replica_shortcut_test shows it
-    // changes no figure).
-    sim::LowerOptions shortcut;
-    shortcut.replicate_data_parallel = true;
-    const sim::Result r = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, shortcut).result;
+    const validation::Run run = validation::simulate_scenario(scenarios::load_scenario(lower));
+    REQUIRE(run.profile.origin == "built-in datasheet figures");
+    const sim::Cluster& cluster = run.cluster;
+    const sim::Result& r = run.result;
 
     const double B = row.at("global_batch"), seq = row.at("seq_len"), l = row.at("layers"), h = row.at("hidden"), V = row.at("vocab"),
                  gpus = row.at("gpus"), published = row.at("achieved_tflops_per_gpu");
