@@ -86,6 +86,8 @@ strategies::TrainingSpec decode_training(const json& t) {
   spec.precision = enum_value(models::dtype_from_string(t.value("precision", std::string("fp16"))), "training.precision");
   spec.optimizer = enum_value(strategies::optimizer_from_string(t.value("optimizer", std::string("adam"))), "training.optimizer");
   spec.attention_kernel = t.value("attention_kernel", std::string());
+  if (t.contains("grad_precision"))
+    spec.grad_precision = enum_value(models::dtype_from_string(t.at("grad_precision").get<std::string>()), "training.grad_precision");
   return spec;
 }
 
@@ -210,6 +212,7 @@ strategies::PlanSpec decode_plan(const json& p) {
   spec.sequence_parallel = p.value("sequence_parallel", spec.sequence_parallel);
   spec.grad_bucket_mb = p.value("grad_bucket_mb", spec.grad_bucket_mb);
   spec.overlap_grad_reduce = p.value("overlap_grad_reduce", spec.overlap_grad_reduce);
+  spec.overlap_param_gather = p.value("overlap_param_gather", spec.overlap_param_gather);
   spec.blocking_p2p = p.value("blocking_p2p", spec.blocking_p2p);
   spec.tp_comm_overlap = p.value("tp_comm_overlap", spec.tp_comm_overlap);
   if (p.contains("grad_accumulation"))

@@ -125,6 +125,10 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
     }
   }
 
+  if (s.training.grad_precision && s.training.precision == models::DType::F32 && *s.training.grad_precision != models::DType::F32)
+    throw reporter.error("/training/grad_precision", "found \"" + std::string(models::to_string(*s.training.grad_precision)) +
+                                                         "\", but training runs in fp32; expected \"fp32\" (gradients are kept at least as wide as the weights)");
+
   const std::int64_t devices = s.cluster.device_count();
   // The plan is judged on the graph it will run: one micro-batch of every data-parallel replica.
   // A micro-batch round larger than the global batch is a fault check_plan reports before it looks at

@@ -43,8 +43,8 @@ struct OpCost {
 [[nodiscard]] OpCost op_cost(const DeviceProfile& device, const OpWork& work);
 
 /// Bytes the optimizer step reads and writes per parameter it updates (fused, memory-bound update):
-/// mixed-precision Adam reads the gradient (2), fp32 master weights, momentum and variance (12) and
-/// writes the last three plus the fp16 weights (14) = 28.
-[[nodiscard]] double optimizer_bytes_per_parameter(strategies::Optimizer optimizer, models::DType precision);
+/// mixed-precision Adam reads the gradient (2, or 4 where gradients are kept in fp32), fp32 master
+/// weights, momentum and variance (12) and writes the last three plus the fp16 weights (14) = 28.
+[[nodiscard]] double optimizer_bytes_per_parameter(strategies::Optimizer optimizer, models::DType precision, models::DType grad_dtype);
 
 }  // namespace parasim::sim

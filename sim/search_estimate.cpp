@@ -201,7 +201,7 @@ std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxis
   }
   std::vector<double> stage_params(stages.size(), 0);
   for (const auto& sw : strategies::stage_weights(graph, plan)) stage_params[static_cast<std::size_t>(sw.stage)] += sw.local_elements;
-  const auto bpp = strategies::bytes_per_parameter(plan.precision, plan.optimizer);
+  const auto bpp = strategies::bytes_per_parameter(plan);
 
   // Spread each stage's figures over its graph layers: times by the layers' FLOPs, bytes by their
   // parameters (a transformer's first and last stage hold two or three graph layers).
@@ -261,6 +261,8 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   // ZeRO-3, per micro-batch and pass: all the stage's gathers, its first layer's and its last's.
   std::vector<double> gathers(static_cast<std::size_t>(pp), 0), forward(gathers), first_gather(gathers), last_gather(gathers);
   std::vector<bool> gathered(static_cast<std::size_t>(pp), false);
+  // Per stage: one micro-batch's forward and the layers holding weights (for --overlap-param-gather).
+  std::vector<double> stage_forward(static_cast<std::size_t>(pp), 0), weight_layers(stage_forward);
   for (std::size_t l = 0; l < plan.chunk_of_layer.size(); ++l) {
     const std::int32_t chunk = plan.chunk_of_layer[l];
     const std::int64_t s = plan.stage_of_chunk(chunk);
@@ -273,6 +275,8 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     optimizer[si] += p.optimizer_s;
     grads[si] += p.grad_bytes;
     weights[si] += p.weight_bytes;
+    stage_forward[si] += p.forward_s;
+    if (p.weight_bytes > 0) weight_layers[si] += 1;
     // The sends of a chunk leave from its last layer (chunks are contiguous runs of layers).
     chunk_send[static_cast<std::size_t>(chunk)] = p.boundary_s;
     // ZeRO-3 gathers each layer's weights before its forward and again before its backward, every
@@ -336,7 +340,13 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   for (std::int64_t s = 0; s < pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
     const double exposed = plan.overlap_grad_reduce ? std::max(0.0, reduce[si] - backward[si]) : reduce[si];
-    const double gather = plan.zero >= 1 && plan.zero < 3 ? seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], weights[si]) : 0.0;
+    double gather = plan.zero >= 1 && plan.zero < 3 ? seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], weights[si]) : 0.0;
+    // Overlapped with the next step's first forward (sim/lower/step_end.cpp): the first layer's share
+    // waits ahead of it, the rest shows only where it outlasts one micro-batch's forward.
+    if (plan.overlap_param_gather && gather > 0) {
+      const double first = gather / std::max(weight_layers[si], 1.0);
+      gather = first + std::max(0.0, gather - first - stage_forward[si]);
+    }
     const double opt = optimizer[si] / (plan.zero >= 1 ? static_cast<double>(std::max<std::int64_t>(data_replicas, 1)) : 1.0);
     if (exposed + gather + opt > tail) {
       tail = exposed + gather + opt;

@@ -106,7 +106,21 @@ TaskEstimate estimate_task_graph(const models::Graph& g, const strategies::Plan&
   // The optimizer step on every device, then (ZeRO 1–2) the parameter all-gather over the data axes.
   accumulate(e.tasks, stage_devices, u64(pp));
   accumulate(e.queue_entries, stage_devices, u64(pp));
-  if (plan.zero >= 1 && plan.zero < 3 && !work.data_axes.empty()) add_collective(work.data_axes, u64(pp));
+  if (plan.zero >= 1 && plan.zero < 3 && !work.data_axes.empty()) {
+    if (!plan.overlap_param_gather) {
+      add_collective(work.data_axes, u64(pp));
+    } else {
+      // Issued ahead of each chunk's forward (sim/lower/step_end.cpp): its first layer's share, then
+      // the rest where the chunk has more than one layer with weights; a unit of the chunk waits on each.
+      for (std::size_t c = 0; c < work.chunk_params.size(); ++c) {
+        if (work.chunk_params[c] <= 0) continue;
+        const std::uint64_t pieces = work.chunk_weight_layers[c] > 1 ? 2 : 1;
+        accumulate(e.tasks, groups(work.data_axes), pieces);
+        accumulate(e.queue_entries, stage_devices, pieces);
+        accumulate(sends, stage_devices, pieces);
+      }
+    }
+  }
 
   // Each queue entry waits on the previous task of its device stream (a collective on each member's);
   // each receive on its send.

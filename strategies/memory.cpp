@@ -76,6 +76,12 @@ BytesPerParameter bytes_per_parameter(models::DType precision, Optimizer optimiz
   return b;
 }
 
+BytesPerParameter bytes_per_parameter(const Plan& plan) {
+  BytesPerParameter b = bytes_per_parameter(plan.precision, plan.optimizer);
+  b.gradients = static_cast<double>(models::bytes_of(plan.grad_dtype));
+  return b;
+}
+
 double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std::int64_t h_, std::int64_t a_, std::int64_t t_,
                                           bool sequence_parallel, Recompute recompute) {
   const double s = static_cast<double>(s_), b = static_cast<double>(b_), h = static_cast<double>(h_), a = static_cast<double>(a_),
@@ -109,7 +115,7 @@ double layer_activation_bytes(const models::TransformerShape& shape, std::int64_
 }
 
 std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
-  const BytesPerParameter bpp = bytes_per_parameter(plan.precision, plan.optimizer);
+  const BytesPerParameter bpp = bytes_per_parameter(plan);
   const auto layer_count = static_cast<std::int32_t>(g.layers().size());
   const auto chunks = plan.chunks();
 

@@ -45,6 +45,8 @@ struct BytesPerParameter {
   double weights = 0, gradients = 0, optimizer = 0;
 };
 [[nodiscard]] BytesPerParameter bytes_per_parameter(models::DType precision, Optimizer optimizer);
+/// The same for a plan: its precision and optimizer, with gradients in the plan's gradient dtype.
+[[nodiscard]] BytesPerParameter bytes_per_parameter(const Plan& plan);
 
 /// Activation bytes of one transformer layer for one micro-batch (Korthikanti et al. 2022, Table 2):
 ///   no parallelism              s·b·h·(34 + 5·a·s/h)

@@ -324,11 +324,14 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.cp_comm = spec.cp_comm;
   plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
+  plan.overlap_param_gather = spec.overlap_param_gather;
   plan.blocking_p2p = spec.blocking_p2p;
   plan.grad_accumulation = spec.grad_accumulation;
   plan.precision = training.precision;
   plan.optimizer = training.optimizer;
   plan.attention_kernel = training.attention_kernel;
+  plan.grad_dtype = training.grad_precision ? *training.grad_precision
+                                            : (training.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
 
   std::ostringstream d;
   d << "tp " << spec.tp;
@@ -342,6 +345,8 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   if (spec.recompute != Recompute::None) d << ", recompute " << to_string(spec.recompute);
   if (spec.sequence_parallel) d << ", sequence parallel";
   if (spec.tp_comm_overlap) d << ", tp comm overlap";
+  if (plan.overlap_param_gather && plan.zero >= 1 && plan.zero <= 2) d << ", param gather overlap";
+  if (plan.grad_dtype == models::DType::F32 && training.precision != models::DType::F32) d << ", fp32 gradients";
   plan.description = d.str();
   return plan;
 }

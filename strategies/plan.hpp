@@ -52,11 +52,15 @@ struct Plan {
   CpComm cp_comm = CpComm::P2P;  ///< see PlanSpec::cp_comm (with cp > 1)
   double grad_bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap_grad_reduce = true;
+  bool overlap_param_gather = false;  ///< see PlanSpec::overlap_param_gather
   bool blocking_p2p = false;
   GradAccumulation grad_accumulation = GradAccumulation::Autograd;
   models::DType precision = models::DType::F16;
   Optimizer optimizer = Optimizer::Adam;
   std::string attention_kernel;  ///< see TrainingSpec::attention_kernel
+  /// The dtype of weight gradients: their buffers and their data-parallel reductions (see
+  /// TrainingSpec::grad_precision; resolved: 16-bit in mixed precision unless fp32 is asked for).
+  models::DType grad_dtype = models::DType::F16;
 
   bool operator==(const Plan&) const = default;
 

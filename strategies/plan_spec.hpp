@@ -34,6 +34,11 @@ struct TrainingSpec {
   /// The fused attention implementation the run uses (a name in the device profile's attention curves:
   /// "cudnn", "flash-attention-2", ...); empty: each device's default, the first it lists.
   std::string attention_kernel;
+  /// The dtype weight gradients are accumulated in and reduced over data parallelism. Absent: the
+  /// weights' (16-bit in mixed precision). Megatron-LM forces fp32 with bf16 training
+  /// (megatron/training/arguments.py: "accumulate and all-reduce gradients in fp32 for bfloat16 data
+  /// type"): its gradient buffers then take 4 bytes per parameter and its reduce-scatters twice the bytes.
+  std::optional<models::DType> grad_precision;
   bool operator==(const TrainingSpec&) const = default;
 };
 
@@ -59,6 +64,11 @@ struct PlanSpec {
   bool tp_comm_overlap = false;
   double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
   bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
+  /// ZeRO 1–2: the all-gather of the updated parameters runs under the next step's first forward pass,
+  /// each layer waiting for its own weights (Megatron-LM --overlap-param-gather), instead of at the
+  /// step's end. Like overlap_grad_reduce, a switch: it changes nothing where there is no such gather
+  /// (zero 0 or 3, one data-parallel replica), so a search holds it for every candidate.
+  bool overlap_param_gather = false;
   /// Pipeline sends block the sending stage until the transfer completes (Megatron-LM as of SC'21
   /// synchronised after every batch_isend_irecv); false = asynchronous sends overlapped with compute.
   bool blocking_p2p = false;

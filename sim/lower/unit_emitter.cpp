@@ -56,6 +56,7 @@ void UnitEmitter::emit_unit(bool forward, std::int64_t j, std::int64_t c) {
     }
   for (std::int64_t d : layout_.stage_devices(u.stage)) prev_[static_cast<std::size_t>(d)] = kNoTask;
   item_tasks_.assign(items.size() * u.stage_size, kNoTask);
+  if (forward && j == 0 && plan_.overlap_param_gather && gathers_parameters()) emit_parameter_gathers_ahead(c);
 
   const bool last_micro_batch = j == plan_.micro_batches - 1;
   const bool sync_grads = !forward && syncs_gradients(plan_, j);

@@ -64,6 +64,12 @@ class UnitEmitter {
   void emit_tied_gradients();
   std::vector<TaskId> emit_optimizer_steps(const std::vector<std::uint32_t>& labels);
   void emit_parameter_gathers(const std::vector<TaskId>& optimizer_task);
+  /// ZeRO 1–2 with overlap_param_gather: chunk `c`'s share of the previous step's parameter
+  /// all-gather, issued as the step starts, before the chunk's first forward unit.
+  void emit_parameter_gathers_ahead(std::int64_t c);
+  [[nodiscard]] bool gathers_parameters() const {
+    return plan_.zero >= 1 && plan_.zero < 3 && !work_.data_axes.empty();
+  }
 
   const StepWork& work_;
   const strategies::Plan& plan_;

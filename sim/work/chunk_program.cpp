@@ -323,7 +323,7 @@ class ChunkWriter {
         if (!seen_weights.insert(w.name).second) continue;
         const AxisSet axes = weight_grad_partial_axes(o, sh, w);
         if (axes.empty()) continue;
-        pb.grads_ready(axes, strategies::local_elements(mesh(), sh, o, w.spec) * weight_elem_bytes(plan_));
+        pb.grads_ready(axes, strategies::local_elements(mesh(), sh, o, w.spec) * elem_bytes(plan_.grad_dtype));
       }
     }
     pb.flush();  // one backward item per layer at least, so gradient buckets can start as layers finish
@@ -379,10 +379,15 @@ void describe_step_end(const Graph& g, const Plan& plan, StepWork& step) {
   const auto pp = static_cast<std::size_t>(plan.pp);
   step.stage_params.assign(pp, 0);
   step.stage_updated.assign(pp, 0);
+  step.chunk_params.assign(static_cast<std::size_t>(plan.chunks()), 0);
+  step.chunk_weight_layers.assign(static_cast<std::size_t>(plan.chunks()), 0);
   const auto held = strategies::stage_weights(g, plan);
+  std::set<std::int32_t> weight_layers;
   for (const auto& sw : held) {
     const auto stage = static_cast<std::size_t>(sw.stage);
     step.stage_params[stage] += sw.local_elements;
+    step.chunk_params[static_cast<std::size_t>(sw.chunk)] += sw.local_elements;
+    if (weight_layers.insert(g.op(sw.op).layer).second) ++step.chunk_weight_layers[static_cast<std::size_t>(sw.chunk)];
     step.stage_updated[stage] += plan.zero >= 1 ? sw.local_elements / sw.zero_replicas : sw.local_elements;
   }
   std::map<std::string, std::pair<std::set<std::int64_t>, double>> shared;
@@ -390,7 +395,7 @@ void describe_step_end(const Graph& g, const Plan& plan, StepWork& step) {
     if (sw.shared_across_stages) {
       auto& entry = shared[sw.weight->name];
       entry.first.insert(sw.stage);
-      entry.second = sw.local_elements * weight_elem_bytes(plan);
+      entry.second = sw.local_elements * elem_bytes(plan.grad_dtype);  // the tied weights' gradient all-reduce
     }
   for (const auto& [name, entry] : shared)
     step.tied.push_back({name, std::vector<std::int64_t>(entry.first.begin(), entry.first.end()), entry.second});

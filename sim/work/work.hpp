@@ -96,6 +96,8 @@ struct StepWork {
   std::vector<ChunkWork> chunks;      ///< per model chunk
   AxisSet data_axes;                  ///< the data, expert and context axes larger than 1, over which gradients are reduced
   std::vector<double> stage_params;   ///< per stage: local parameters on each device
+  std::vector<double> chunk_params;   ///< per chunk: the local parameters its layers use first
+  std::vector<std::int64_t> chunk_weight_layers;  ///< per chunk: its layers holding weights
   std::vector<double> stage_updated;  ///< per stage: parameters each device's optimizer updates (a ZeRO shard)
   std::vector<TiedGradient> tied;
   bool operator==(const StepWork&) const = default;

@@ -48,7 +48,7 @@ Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& se
     // A fused, memory-bound update: about 12 FLOPs per parameter (Adam), the optimizer's bytes per
     // parameter moved (sim/cost_model.hpp).
     const double updated = step.stage_updated[static_cast<std::size_t>(cw.optimizer_stage)];
-    const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision);
+    const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision, plan.grad_dtype);
     return Picoseconds::from_seconds(
         kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1) / speed_factor);
   }

@@ -83,7 +83,7 @@ TEST_CASE("scenario errors: structure, with file, line, column, pointer and what
   SECTION("unknown key, nothing close") {
     t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "epochs": 3 },)";
     CHECK(error_of(t.str()) ==
-          "s.json:4:55: at /training/epochs: unknown key \"epochs\"; expected one of \"attention_kernel\", \"global_batch\", \"micro_batch\", \"optimizer\" or \"precision\"");
+          "s.json:4:55: at /training/epochs: unknown key \"epochs\"; expected one of \"attention_kernel\", \"global_batch\", \"grad_precision\", \"micro_batch\", \"optimizer\" or \"precision\"");
   }
   SECTION("unknown enum value, with did you mean") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "schedule": "1fb1" })";
@@ -225,6 +225,12 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     CHECK(error_of(t.str()) ==
           "s.json:4:75: at /training/attention_kernel: found \"flash-attention-3\", but the a100-80gb profile gives no attention "
           "curves for it; expected one of \"flash-attention-2\"");
+  }
+  SECTION("16-bit gradients under fp32 training") {
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "fp32", "grad_precision": "bf16" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:94: at /training/grad_precision: found \"bf16\", but training runs in fp32; expected \"fp32\" (gradients are kept at "
+          "least as wide as the weights)");
   }
   SECTION("an attention kernel for a model without fused attention") {
     t.model = R"("model": { "preset": "resnet50" },)";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ struct Lowered {
 
 /// Lowers the small GPT with `layers` blocks under `spec` on `devices` flat chips (micro-batch
 /// `micro_batch`, global batch `global_batch`).
-Lowered lowered(std::int64_t layers, std::int64_t micro_batch, std::int64_t global_batch, const PlanSpec& spec, std::int64_t devices) {
+Lowered lowered(std::int64_t layers, std::int64_t micro_batch, std::int64_t global_batch, const PlanSpec& spec, std::int64_t devices,
+                std::optional<models::DType> grad_precision = std::nullopt) {
   models::TransformerConfig c;
   c.attention = models::AttentionKind::Eager;  // the tests below count the eager attention core
   c.name = "small-gpt";
@@ -50,6 +52,7 @@ Lowered lowered(std::int64_t layers, std::int64_t micro_batch, std::int64_t glob
   strategies::TrainingSpec training;
   training.global_batch = global_batch;
   training.micro_batch = micro_batch;
+  training.grad_precision = grad_precision;
   const auto problem = strategies::check_plan(out.graph, training, spec, devices);
   INFO((problem ? problem->pointer + ": " + problem->message : std::string("plan ok")));
   REQUIRE_FALSE(problem);
@@ -549,4 +552,61 @@ TEST_CASE("lower: MoE token routing is an all-to-all over the expert axis on the
     CHECK(coll.group[1] == coll.group[0] + 1);
   }
   CHECK(all_to_all > 0);
+}
+
+TEST_CASE("lower: overlap_param_gather moves ZeRO-1's parameter all-gather ahead of the first forward", "[sim][lower]") {
+  // dp 2, ZeRO-1, 2 micro-batches of 1. Megatron-LM's --overlap-param-gather: the updated shards are
+  // gathered under the next step's first forward. One chunk holds all 108,288 parameters (216,576 B in
+  // fp16) over 4 layers with weights (embeddings, 2 blocks, the final norm): the first layer's share,
+  // 216,576 / 4 = 54,144 B, ahead of the forward of micro-batch 0; the other 162,432 B before the
+  // forward of micro-batch 1. Nothing is gathered at the step's end.
+  PlanSpec spec;
+  spec.zero = 1;
+  spec.overlap_param_gather = true;
+  const Lowered l = lowered(2, 1, 4, spec, 2);
+  CHECK(contains(l.plan.description, "param gather overlap"));
+  const auto cs = collectives(l.step.tasks);
+  std::vector<Coll> ahead;
+  for (const auto& c : cs)
+    if (c.kind == CollectiveKind::AllGather && contains(c.label, "parameter all-gather")) ahead.push_back(c);
+  REQUIRE(ahead.size() == 2);
+  CHECK(ahead[0].label == "parameter all-gather (first layer, ahead of the forward)");
+  CHECK(ahead[0].bytes == 54'144);
+  CHECK(ahead[1].label == "parameter all-gather (under the first forward)");
+  CHECK(ahead[1].bytes == 162'432);
+  CHECK(ahead[0].group == std::vector<std::int64_t>{0, 1});
+
+  // On a link of 1 GB/s the gathers are long against the compute: micro-batch 0's forward starts when
+  // the first share has arrived, micro-batch 1's not before the rest has.
+  const auto& g = l.step.tasks;
+  std::vector<Picoseconds> durations;
+  for (const auto& c : sim::estimate_collectives(g, testing::flat_cluster(2, 1e9, 1e-6))) durations.push_back(c.time);
+  const sim::Timeline tl = sim::simulate_fifo(g, durations);
+  const auto end_of = [&](TaskId t) { return tl.start_ps[t] + sim::task_duration_ps(g, durations, t); };
+  std::map<std::int32_t, std::int64_t> first_forward;  // micro-batch → earliest forward start on device 0
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    if (g.kind[t] == sim::TaskKind::Compute && g.category[t] == Category::Forward && g.owner[t] == 0) {
+      auto [it, fresh] = first_forward.emplace(g.micro_batch[t], tl.start_ps[t]);
+      if (!fresh) it->second = std::min(it->second, tl.start_ps[t]);
+    }
+  CHECK(first_forward.at(0) == end_of(ahead[0].task));
+  CHECK(first_forward.at(1) >= end_of(ahead[1].task));
+
+  // Without the overlap: one gather of all 216,576 B after the optimizer step.
+  spec.overlap_param_gather = false;
+  const auto at_end = collectives(lowered(2, 1, 4, spec, 2).step.tasks);
+  CHECK(std::count_if(at_end.begin(), at_end.end(), [](const Coll& c) { return c.label == "parameter all-gather" && c.bytes == 216'576; }) == 1);
+}
+
+TEST_CASE("lower: fp32 gradients reduce twice the bytes", "[sim][lower]") {
+  // dp 2: every gradient is all-reduced once; 108,288 parameters are 216,576 B in fp16 and 433,152 B
+  // in fp32 (training.grad_precision "fp32", as Megatron-LM runs bf16 training).
+  PlanSpec spec;
+  for (const auto& [precision, total] : {std::pair{std::optional<models::DType>{}, 216'576.0}, std::pair{std::optional{models::DType::F32}, 433'152.0}}) {
+    const auto cs = collectives(lowered(2, 1, 4, spec, 2, precision).step.tasks);
+    double bytes = 0;
+    for (const auto& c : cs)
+      if (c.category == Category::GradientComm) bytes += c.bytes;
+    CHECK(bytes == total);
+  }
 }

@@ -331,3 +331,21 @@ TEST_CASE("memory: with pipeline parallelism the last stage keeps its own copy o
   // Mixed-precision Adam: 16 B per parameter.
   CHECK(st[1].memory.weights_bytes + st[1].memory.gradients_bytes + st[1].memory.optimizer_bytes == 16 * 58'304.0);
 }
+
+TEST_CASE("memory: fp32 gradients take 4 bytes per parameter", "[strategies][memory]") {
+  // Megatron-LM keeps bf16 training's gradients in fp32 (training.grad_precision "fp32"): the weights
+  // stay 2 B and Adam's state 12 B, the gradient buffer grows from 2 to 4 B per parameter.
+  strategies::Plan plan;
+  plan.precision = models::DType::BF16;
+  plan.optimizer = strategies::Optimizer::Adam;
+  plan.grad_dtype = models::DType::F16;
+  const strategies::BytesPerParameter half = strategies::bytes_per_parameter(plan);
+  CHECK(half.weights == 2);
+  CHECK(half.gradients == 2);
+  CHECK(half.optimizer == 12);
+  plan.grad_dtype = models::DType::F32;
+  const strategies::BytesPerParameter wide = strategies::bytes_per_parameter(plan);
+  CHECK(wide.weights == 2);
+  CHECK(wide.gradients == 4);
+  CHECK(wide.optimizer == 12);
+}
