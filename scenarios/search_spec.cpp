@@ -51,6 +51,7 @@ SearchSpec decode_search_spec(const JsonDocument& doc, const Scenario& base, con
   space.tp = list_of<std::int64_t>(s, "tp");
   space.pp = list_of<std::int64_t>(s, "pp");
   space.ep = list_of<std::int64_t>(s, "ep");
+  space.cp = list_of<std::int64_t>(s, "cp");
   space.micro_batch = list_of<std::int64_t>(s, "micro_batch");
   space.schedule = enum_list<strategies::Schedule>(s, "schedule", strategies::schedule_from_string);
   space.max_virtual_stages = s.value("max_virtual_stages", space.max_virtual_stages);

@@ -36,7 +36,7 @@ std::int64_t stage_of(const strategies::Plan& plan, std::int64_t device) {
 /// tensor axis where the stage uses it for data.
 std::vector<std::int64_t> data_group(const strategies::Plan& plan, std::int64_t stage, bool tensor_axis_is_data) {
   std::vector<int> axes;
-  for (const int a : {plan.dp_axis, plan.ep_axis, tensor_axis_is_data ? plan.tp_axis : -1})
+  for (const int a : {plan.dp_axis, plan.ep_axis, plan.cp_axis, tensor_axis_is_data ? plan.tp_axis : -1})
     if (a >= 0 && plan.mesh.axes[static_cast<std::size_t>(a)].size > 1) axes.push_back(a);
   std::sort(axes.begin(), axes.end());
   if (axes.empty()) return {};
@@ -108,7 +108,7 @@ const sim::Cluster& SearchEvaluator::cluster(std::int64_t nodes) const {
 }
 
 const std::vector<ProbeLayer>& SearchEvaluator::probe(const Candidate& c, InnerAxisUse use) const {
-  const ProbeKey key{c.plan.tp, c.training.micro_batch, c.plan.ep, static_cast<int>(c.plan.recompute), c.plan.sequence_parallel,
+  const ProbeKey key{c.plan.tp, c.plan.cp, c.training.micro_batch, c.plan.ep, static_cast<int>(c.plan.recompute), c.plan.sequence_parallel,
                      static_cast<int>(use)};
   ProbeSlot* slot = nullptr;
   {
@@ -144,7 +144,7 @@ std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxis
   spec.stage_layers = stage_layers;
   strategies::TrainingSpec training = c.training;
   training.global_batch = c.training.micro_batch * dp;
-  const std::int64_t devices = spec.tp * spec.pp * dp;
+  const std::int64_t devices = spec.tp * spec.cp * spec.pp * dp;
   if (auto problem = strategies::check_plan(graph, training, spec, devices))
     throw PlanError("cannot probe the layer costs of " + strategies::search::describe(c) + ": " + problem->message);
   strategies::Plan plan = strategies::make_plan(graph, training, spec, devices);

@@ -10,8 +10,8 @@
 ///    simulated for one micro-batch with every graph layer on a pipeline stage of its own (transformer
 ///    embeddings and head share the first and last block's stage), no data parallelism. The probe is
 ///    the lowering's own answer — the same segments, collectives and sends — at a few thousandths of
-///    the cost of a step; probes are cached per (tp, micro-batch, ep, recompute, sequence parallel,
-///    stage use).
+///    the cost of a step; probes are cached per (tp, cp, micro-batch, ep, recompute, sequence
+///    parallel, stage use).
 ///  - estimate: a closed form over the probe's layer costs (see search_estimate.cpp):
 ///       T = (m − 1)·max_s W_s + (Σ_s W_s + (v − 1)·max_s W_s)/v        pipeline (Narayanan et al. 2021 §2.2)
 ///         + pipeline sends on the fill and drain path
@@ -76,7 +76,7 @@ class SearchEvaluator {
   [[nodiscard]] const std::vector<ProbeLayer>& probe(const strategies::search::Candidate& c, strategies::InnerAxisUse use) const;
 
  private:
-  using ProbeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, int, bool, int>;
+  using ProbeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, bool, int>;
   struct ProbeSlot {
     std::once_flag once;
     std::vector<ProbeLayer> layers;

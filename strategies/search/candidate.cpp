@@ -12,7 +12,7 @@ std::int64_t Candidate::micro_batches() const {
 
 bool key_less(const Candidate& a, const Candidate& b) {
   const auto key = [](const Candidate& c) {
-    return std::make_tuple(c.devices, c.plan.tp, c.plan.pp, c.plan.dp, c.plan.ep, c.training.micro_batch, static_cast<int>(c.plan.schedule),
+    return std::make_tuple(c.devices, c.plan.tp, c.plan.cp, c.plan.pp, c.plan.dp, c.plan.ep, c.training.micro_batch, static_cast<int>(c.plan.schedule),
                            c.plan.virtual_stages, c.plan.zero, static_cast<int>(c.plan.recompute), c.plan.sequence_parallel,
                            std::cref(c.plan.stage_layers), std::cref(c.stage_uses));
   };
@@ -22,7 +22,9 @@ bool key_less(const Candidate& a, const Candidate& b) {
 std::string describe(const Candidate& c) {
   const PlanSpec& s = c.plan;
   std::ostringstream d;
-  d << "tp " << s.tp << " × pp " << s.pp << " × dp " << s.dp;
+  d << "tp " << s.tp;
+  if (s.cp > 1) d << " × cp " << s.cp << " (" << to_string(s.cp_comm) << ")";
+  d << " × pp " << s.pp << " × dp " << s.dp;
   if (s.ep > 1) d << " (ep " << s.ep << ")";
   d << ", " << to_string(s.schedule);
   if (s.virtual_stages > 1) d << " v" << s.virtual_stages;

@@ -26,12 +26,13 @@ struct Candidate {
   [[nodiscard]] std::int64_t micro_batches() const;
 };
 
-/// A strict weak order over every knob, used to break ties: devices, tp, pp, dp, ep, micro_batch,
+/// A strict weak order over every knob, used to break ties: devices, tp, cp, pp, dp, ep, micro_batch,
 /// schedule, virtual_stages, zero, recompute, sequence_parallel, stage_layers, stage_uses.
 [[nodiscard]] bool key_less(const Candidate& a, const Candidate& b);
 
 /// One line, in the words of strategies::make_plan's descriptions:
-/// "tp 8 × pp 12 × dp 8, 1f1b, micro-batch 1 × 192, zero-1, recompute full, sequence parallel";
+/// "tp 8 × pp 12 × dp 8, 1f1b, micro-batch 1 × 192, zero-1, recompute full, sequence parallel" (with
+/// cp > 1: "tp 4 × cp 2 (p2p) × pp 1 × dp 8, ...");
 /// a dynamic-programming cut adds "; stages 4+5+5+4 layers (data, data, model, model)".
 [[nodiscard]] std::string describe(const Candidate& c);
 

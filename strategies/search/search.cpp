@@ -349,11 +349,11 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
   }
 
   outcome.pareto = mark_pareto_front(plans, true);
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> shapes;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> shapes;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (plans[i].reference) outcome.reference = i;
     const PlanSpec& p = plans[i].candidate.plan;
-    if (shapes.insert({plans[i].candidate.devices, p.tp, p.pp, p.dp, p.ep}).second) outcome.shapes.push_back(i);
+    if (shapes.insert({plans[i].candidate.devices, p.tp, p.cp, p.pp, p.dp, p.ep}).second) outcome.shapes.push_back(i);
   }
   outcome.plans = std::move(plans);
   return outcome;

@@ -68,7 +68,7 @@ struct SearchOutcome {
   /// Indices into plans of the Pareto front of the simulated plans (their figures are the
   /// engine's; an estimate would bias the front), best first.
   std::vector<std::size_t> pareto;
-  /// The best plan of each mesh shape (devices, tp, pp, dp, ep), in rank order: which 3D shape
+  /// The best plan of each mesh shape (devices, tp, cp, pp, dp, ep), in rank order: which 3D shape
   /// wins, each at its best settings. Indices into plans.
   std::vector<std::size_t> shapes;
   std::optional<std::size_t> reference;  ///< index of the scenario's plan in plans

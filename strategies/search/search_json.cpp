@@ -73,6 +73,8 @@ json to_json(const SearchOutcome& o, const std::string& scenario, const std::str
                {"nodes", c.nodes},
                {"device_count", c.devices},
                {"tp", c.plan.tp},
+               {"cp", c.plan.cp},
+               {"cp_comm", std::string(to_string(c.plan.cp_comm))},
                {"pp", c.plan.pp},
                {"dp", c.plan.dp},
                {"ep", c.plan.ep},
@@ -167,8 +169,8 @@ SavedSearch search_from_json(const JsonDocument& doc) {
     plan.reference = p.boolean_or("reference", false);
     plan.candidate.nodes = p.integer("nodes", 1);
     plan.candidate.devices = p.integer("device_count", 1);
-    for (const char* knob : {"tp", "pp", "dp", "ep", "micro_batch", "micro_batch_count", "schedule", "virtual_stages", "zero", "recompute",
-                             "sequence_parallel", "stage_layers", "stage_uses", "cost_per_step"})
+    for (const char* knob : {"tp", "cp", "cp_comm", "pp", "dp", "ep", "micro_batch", "micro_batch_count", "schedule", "virtual_stages", "zero",
+                             "recompute", "sequence_parallel", "stage_layers", "stage_uses", "cost_per_step"})
       p.accept(knob);
     {
       ObjectReader m = p.object("memory");

@@ -32,6 +32,16 @@ struct ScheduleChoice {
   std::int64_t virtual_stages;
 };
 
+/// The default cp range: 1, and each power of two that divides `devices` with 2·cp dividing the
+/// sequence and at least kMinContextTokens tokens per device.
+std::vector<std::int64_t> default_cps(const ModelFacts& model, std::int64_t devices) {
+  std::vector<std::int64_t> out{1};
+  if (model.seq_len <= 0) return out;
+  for (std::int64_t cp = 2; cp <= devices && devices % cp == 0; cp *= 2)
+    if (model.seq_len % (2 * cp) == 0 && model.seq_len / cp >= kMinContextTokens) out.push_back(cp);
+  return out;
+}
+
 }  // namespace
 
 Candidate CandidateGroup::candidate(std::size_t variant) const {
@@ -47,6 +57,7 @@ ModelFacts ModelFacts::of(const models::Graph& graph) {
     f.transformer = true;
     f.layers = t->layers;
     f.experts = t->experts;
+    f.seq_len = t->seq_len;
   } else {
     f.layers = static_cast<std::int64_t>(graph.layers().size());
   }
@@ -65,11 +76,17 @@ std::vector<CandidateGroup> enumerate_groups(const SearchSpace& space, const Mod
 
   for (const std::int64_t nodes : values(space.nodes, {}, [](std::int64_t v) { return v >= 1; })) {
     const std::int64_t devices = nodes * devices_per_node;
-    for (const std::int64_t tp : values(space.tp, divisors(devices), [&](std::int64_t v) { return v >= 1 && devices % v == 0; })) {
-      const auto pps = values(space.pp, divisors(devices / tp),
-                              [&](std::int64_t v) { return v >= 1 && (devices / tp) % v == 0 && v <= model.layers; });
+    // Tensor and context parallelism together: cp splits what tp leaves of each pipeline stage.
+    std::vector<std::pair<std::int64_t, std::int64_t>> tp_cps;
+    for (const std::int64_t tp : values(space.tp, divisors(devices), [&](std::int64_t v) { return v >= 1 && devices % v == 0; }))
+      for (const std::int64_t cp : values(space.cp, default_cps(model, devices / tp),
+                                          [&](std::int64_t v) { return v >= 1 && (devices / tp) % v == 0 && (v == 1 || model.seq_len > 0); }))
+        tp_cps.emplace_back(tp, cp);
+    for (const auto& [tp, cp] : tp_cps) {
+      const auto pps = values(space.pp, divisors(devices / (tp * cp)),
+                              [&](std::int64_t v) { return v >= 1 && (devices / (tp * cp)) % v == 0 && v <= model.layers; });
       for (const std::int64_t pp : pps) {
-        const std::int64_t dp = devices / (tp * pp);
+        const std::int64_t dp = devices / (tp * cp * pp);
         const auto eps = model.experts > 0 ? values(space.ep, divisors(dp),
                                                     [&](std::int64_t v) { return v >= 1 && dp % v == 0 && model.experts % v == 0; })
                                            : std::vector<std::int64_t>{1};
@@ -100,6 +117,7 @@ std::vector<CandidateGroup> enumerate_groups(const SearchSpace& space, const Mod
                 g.base.plan.pp = pp;
                 g.base.plan.dp = dp;
                 g.base.plan.ep = ep;
+                g.base.plan.cp = cp;
                 g.base.plan.schedule = sc.schedule;
                 g.base.plan.virtual_stages = sc.virtual_stages;
                 g.base.plan.sequence_parallel = sp;

@@ -22,6 +22,9 @@ struct SearchSpace {
   std::vector<std::int64_t> pp;
   /// Expert-parallel degrees; empty = every divisor of dp that divides the experts (1 for dense models).
   std::vector<std::int64_t> ep;
+  /// Context-parallel degrees (transformers); empty = 1 and every power of two cp with 2·cp dividing
+  /// the sequence and at least kMinContextTokens tokens left on each device (see kMinContextTokens).
+  std::vector<std::int64_t> cp;
   /// Micro-batch sizes; empty = kDefaultMicroBatches (those whose micro_batch × dp divides the global batch).
   std::vector<std::int64_t> micro_batch;
   std::vector<Schedule> schedule;  ///< empty = gpipe, 1f1b, interleaved-1f1b
@@ -32,6 +35,12 @@ struct SearchSpace {
   std::vector<bool> sequence_parallel;  ///< empty = false, true (true only with tp > 1 on a transformer)
   bool operator==(const SearchSpace&) const = default;
 };
+
+/// The fewest tokens per device the default cp range leaves: below 4096 a context-parallel ring's
+/// K/V blocks take longer to pass than the attention on them takes to compute (its per-step attention
+/// is quadratic in the local sequence, its exchange linear), so the exchange shows; a space that lists
+/// cp explicitly may go below it. A search bound of parasim's, not a published figure.
+inline constexpr std::int64_t kMinContextTokens = 4096;
 
 /// The micro-batch sizes tried when the space lists none.
 inline const std::vector<std::int64_t> kDefaultMicroBatches{1, 2, 4, 8};
@@ -57,6 +66,7 @@ struct ModelFacts {
   std::int64_t layers = 1;       ///< pipeline-cuttable layers: transformer blocks, else graph layers
   bool transformer = false;
   std::int64_t experts = 0;      ///< MoE experts per layer; 0 for dense models
+  std::int64_t seq_len = 0;      ///< a transformer's sequence length; 0 otherwise
   [[nodiscard]] static ModelFacts of(const models::Graph& graph);
 };
 

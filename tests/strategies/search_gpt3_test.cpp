@@ -14,48 +14,12 @@
 // first plan is at least as fast as theirs and their mesh is among the ten best plans.
 #include <catch2/catch.hpp>
 
-#include "scenarios/loader.hpp"
-#include "scenarios/model_source.hpp"
-#include "scenarios/search_evaluator.hpp"
-#include "scenarios/search_spec.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/search/search.hpp"
+#include "tests/strategies/search_scenario.hpp"
 
 using namespace parasim;
 namespace search = strategies::search;
 
 namespace {
-
-/// Runs the search a bundled scenario describes (its "search" object), on two threads, with the
-/// scenario's plan as the reference; checks the scenario's device count and data-parallel degree.
-search::SearchOutcome search_scenario(const std::string& file, std::int64_t devices, std::int64_t dp) {
-  const scenarios::Scenario s = scenarios::load_scenario(file);
-  const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
-  const scenarios::SearchSpec spec = scenarios::decode_search_spec(JsonDocument::read_file(file), s, evaluator.profile());
-  search::SearchProblem problem;
-  problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
-  problem.training = s.training;
-  problem.base = s.plan;
-  problem.nodes = s.cluster.nodes;
-  problem.devices_per_node = s.cluster.devices_per_node;
-  problem.usable_memory_bytes = evaluator.profile().device(s.cluster.device).usable_memory_bytes();
-  search::Candidate reference;
-  reference.nodes = s.cluster.nodes;
-  reference.devices = s.cluster.device_count();
-  reference.training = s.training;
-  reference.plan = s.plan;
-  reference.plan.dp = strategies::resolve_dp(s.plan, reference.devices);
-  problem.reference = reference;
-  REQUIRE(reference.devices == devices);
-  REQUIRE(reference.plan.dp == dp);
-
-  search::SearchOptions options;
-  options.space = spec.space;
-  options.objective = spec.objective;
-  options.simulate_top = spec.simulate_top;
-  options.refine_top = 0;
-  return search::run_search(problem, options, evaluator.evaluator(), search::ThreadExecutor(2));
-}
 
 /// The first plan is at least as fast as the reference, and a plan on the reference's mesh (at its
 /// best micro-batch and schedule) is among the ten best.
@@ -80,12 +44,12 @@ void check_first_and_mesh_in_top10(const search::SearchOutcome& o) {
 
 TEST_CASE("GPT-3 175B on 768 A100: the best plan is at least as fast as tp 8 × pp 12 × dp 8, which ranks in the top 10",
           "[strategies][search][gpt3]") {
-  check_first_and_mesh_in_top10(search_scenario(PARASIM_SOURCE_DIR "/scenarios/search/gpt3-175b-768-a100-megatron-space.json", 768, 8));
+  check_first_and_mesh_in_top10(testing::search_scenario(PARASIM_SOURCE_DIR "/scenarios/search/gpt3-175b-768-a100-megatron-space.json", 768, 8));
 }
 
 TEST_CASE("GPT-3 175B on 768 H100: the best plan is at least as fast as MLPerf's tp 4 × pp 8 × dp 24, which ranks in the top 10",
           "[strategies][search][gpt3]") {
   // Measured 2026-11-24: the first plan tp 4 × pp 6 × dp 32 (interleaved v4, micro-batch 2) 10.033 s;
   // tp 4 × pp 8 × dp 24 second at 10.090 s (0.6% slower); their exact plan (micro-batch 1) rank 9.
-  check_first_and_mesh_in_top10(search_scenario(PARASIM_SOURCE_DIR "/scenarios/search/gpt3-175b-768-h100-mlperf.json", 768, 24));
+  check_first_and_mesh_in_top10(testing::search_scenario(PARASIM_SOURCE_DIR "/scenarios/search/gpt3-175b-768-h100-mlperf.json", 768, 24));
 }

@@ -71,3 +71,36 @@ TEST_CASE("enumeration: sequence parallel only with tp > 1 on a transformer, exp
     CHECK(groups[2].base.plan.ep == 4);
   }
 }
+
+TEST_CASE("enumeration: context parallelism for long sequences, splitting what tp leaves", "[strategies][search]") {
+  search::SearchSpace space;
+  space.nodes = {1};
+  space.tp = {2};
+  space.pp = {1};
+  space.micro_batch = {1};
+  space.schedule = {Schedule::OneFOneB};
+  space.recompute = {Recompute::None};
+  space.zero = {0};
+  space.sequence_parallel = {true};
+  parasim::strategies::TrainingSpec training;
+  training.global_batch = 8;
+  SECTION("16,384 tokens on 8 devices with tp 2: cp 1, 2 and 4 (4,096 tokens per device at 4), dp 4, 2, 1") {
+    const auto groups = search::enumerate_groups(space, {4, true, 0, 16384}, training, {}, 8);
+    REQUIRE(groups.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(groups[i].base.plan.cp == std::int64_t{1} << i);
+      CHECK(groups[i].base.plan.dp == 4 >> i);
+    }
+    CHECK(search::describe(groups[1].candidate(0)) == "tp 2 × cp 2 (p2p) × pp 1 × dp 2, 1f1b, micro-batch 1 × 4, sequence parallel");
+  }
+  SECTION("4,096 tokens: cp 2 would leave 2,048 per device, so cp 1 alone unless listed") {
+    CHECK(search::enumerate_groups(space, {4, true, 0, 4096}, training, {}, 8).size() == 1);
+    space.cp = {1, 2};
+    CHECK(search::enumerate_groups(space, {4, true, 0, 4096}, training, {}, 8).size() == 2);
+  }
+  SECTION("a CNN has no sequence to split") {
+    space.cp = {2};
+    space.sequence_parallel = {false};
+    CHECK(search::enumerate_groups(space, {4, false, 0}, training, {}, 8).empty());
+  }
+}
