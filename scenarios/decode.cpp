@@ -211,6 +211,7 @@ strategies::PlanSpec decode_plan(const json& p) {
   spec.overlap_grad_reduce = p.value("overlap_grad_reduce", spec.overlap_grad_reduce);
   spec.blocking_p2p = p.value("blocking_p2p", spec.blocking_p2p);
   spec.tp_comm_overlap = p.value("tp_comm_overlap", spec.tp_comm_overlap);
+  spec.expert_imbalance = p.value("expert_imbalance", spec.expert_imbalance);
   if (p.contains("grad_accumulation"))
     spec.grad_accumulation =
         enum_value(strategies::grad_accumulation_from_string(p["grad_accumulation"].get<std::string>()), "plan.grad_accumulation");

@@ -178,6 +178,22 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     CHECK(error_of(t.str()) ==
           "s.json:6:28: at /plan/pp: pp (16) exceeds the 12 layers of the model");
   }
+  SECTION("a routing imbalance below 1 (the schema)") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "expert_imbalance": 0.8 })";
+    CHECK(error_of(t.str()) == "s.json:6:51: at /plan/expert_imbalance: found number 0.8, expected a number >= 1");
+  }
+  SECTION("a routing imbalance on a dense model") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "expert_imbalance": 1.5 })";
+    CHECK(error_of(t.str()) == "s.json:6:51: at /plan/expert_imbalance: expert_imbalance applies to mixture-of-experts models only");
+  }
+  SECTION("a routing imbalance no expert-parallel rank can receive") {
+    // Mixtral-8x7B (8 experts, top-2) on 8 A100 with ep 8: at most min(8, 8/2) = 4.
+    t.model = R"("model": { "preset": "mixtral-8x7b", "seq_len": 512 },)";
+    t.training = R"("training": { "global_batch": 8, "micro_batch": 1 },)";
+    t.plan = R"("plan": { "ep": 8, "expert_imbalance": 5 })";
+    CHECK(error_of(t.str()) == "s.json:6:42: at /plan/expert_imbalance: expert_imbalance 5 exceeds min(ep, experts / experts_per_token) = 4, "
+                               "the most one expert-parallel rank can receive");
+  }
   SECTION("tp × pp × dp is not the device count") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "dp": 4 })";
     CHECK(error_of(t.str()) ==
