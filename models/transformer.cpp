@@ -470,16 +470,19 @@ std::optional<std::string> validate(const TransformerConfig& c) {
       return "moe_phase (" + std::to_string(c.moe_phase) + ") must be below moe_every (" + std::to_string(c.moe_every) + ")";
     bool any = false;
     for (std::int64_t i = c.first_dense_layers; i < c.layers && !any; ++i) any = c.moe_block(i);
-    if (!any) return std::string("no block is an MoE block: first_dense_layers, moe_every and moe_phase leave every block dense");
+    if (!any)
+      return "first_dense_layers (" + std::to_string(c.first_dense_layers) + "), moe_every (" + std::to_string(c.moe_every) + ") and moe_phase (" +
+             std::to_string(c.moe_phase) + ") leave every one of the " + std::to_string(c.layers) + " blocks dense";
   }
   if (c.shared_expert_gate && c.shared_ffn_hidden == 0) return std::string("shared_expert_gate needs a shared expert (shared_ffn_hidden > 0)");
   if (c.mla()) {
-    if (c.head_dim == 0) return std::string("multi-head latent attention (kv_lora_rank > 0) needs head_dim, the query/key head dim");
+    if (c.head_dim == 0) return std::string("head_dim must be given with multi-head latent attention (kv_lora_rank > 0): it is the query/key head dim");
     if (c.rope_head_dim >= c.head_dim)
       return "rope_head_dim (" + std::to_string(c.rope_head_dim) + ") must be below head_dim (" + std::to_string(c.head_dim) + ")";
-    if (c.effective_kv_heads() != c.heads) return std::string("multi-head latent attention gives every head its keys and values: kv_heads must equal heads");
+    if (c.effective_kv_heads() != c.heads)
+      return std::string("kv_heads must equal heads with multi-head latent attention: every head gets its keys and values from the latent");
     if (c.qk_norm) return std::string("qk_norm is not modelled with multi-head latent attention");
-    if (c.encoder) return std::string("multi-head latent attention needs a decoder");
+    if (c.encoder) return std::string("kv_lora_rank > 0 (multi-head latent attention) needs a decoder");
   } else {
     for (auto [field, v] : {std::pair{"q_lora_rank", c.q_lora_rank}, {"rope_head_dim", c.rope_head_dim}, {"v_head_dim", c.v_head_dim}})
       if (v > 0) return std::string(field) + " applies to multi-head latent attention only (kv_lora_rank > 0)";

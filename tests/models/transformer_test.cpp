@@ -270,13 +270,13 @@ TEST_CASE("transformer: a sliding window executes only the scores inside it", "[
 TEST_CASE("transformer: bad MoE and latent-attention shapes are named", "[models][transformer][moe]") {
   TransformerConfig c = small_deepseek();
   c.first_dense_layers = 2;
-  CHECK(validate(c) == "no block is an MoE block: first_dense_layers, moe_every and moe_phase leave every block dense");
+  CHECK(validate(c) == "first_dense_layers (2), moe_every (1) and moe_phase (0) leave every one of the 2 blocks dense");
   c = small_deepseek();
   c.rope_head_dim = 24;
   CHECK(validate(c) == "rope_head_dim (24) must be below head_dim (24)");
   c = small_deepseek();
   c.kv_heads = 2;
-  CHECK(validate(c) == "multi-head latent attention gives every head its keys and values: kv_heads must equal heads");
+  CHECK(validate(c) == "kv_heads must equal heads with multi-head latent attention: every head gets its keys and values from the latent");
   c = small_deepseek();
   c.experts = 0;
   CHECK(validate(c) == "moe_ffn_hidden needs experts > 0 (a mixture-of-experts model)");
