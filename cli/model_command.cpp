@@ -14,6 +14,7 @@
 #include "common/json_document.hpp"
 #include "models/graph_json.hpp"
 #include "models/hf_config.hpp"
+#include "models/transformer.hpp"
 #include "models/zoo.hpp"
 
 namespace parasim::cli {
@@ -90,6 +91,9 @@ LoadedModel load(const ModelArgs& a, const CLI::App& cmd) {
   return {models::graph_from_json(doc), "graph-json"};
 }
 
+/// A mixture of experts: its active parameters are worth printing beside the total.
+bool moe(const models::Graph& g) { return g.transformer() && g.transformer()->experts > 0; }
+
 void print_json(std::ostream& out, const LoadedModel& m, bool layers) {
   const models::Graph& g = m.graph;
   const double per_sample = 1.0 / static_cast<double>(g.batch());
@@ -98,6 +102,7 @@ void print_json(std::ostream& out, const LoadedModel& m, bool layers) {
   j["source"] = m.source;
   j["batch"] = g.batch();
   j["parameters"] = g.param_count();
+  if (moe(g)) j["active_parameters"] = models::active_param_count(g);
   j["fwd_flops_per_sample"] = g.fwd_flops() * per_sample;
   j["bwd_flops_per_sample"] = g.bwd_flops() * per_sample;
   j["saved_activation_bytes_per_sample"] = g.saved_activation_bytes() * per_sample;
@@ -126,6 +131,7 @@ void print_table(std::ostream& out, const LoadedModel& m, bool layers) {
   out << "model              " << g.name() << " (" << m.source << ")\n";
   out << "batch              " << g.batch() << "\n";
   out << "parameters         " << with_commas(g.param_count()) << "\n";
+  if (moe(g)) out << "active parameters  " << with_commas(models::active_param_count(g)) << " per token (k of e routed experts)\n";
   out << "forward FLOPs      " << flops_text(g.fwd_flops() * per_sample) << " per sample\n";
   out << "backward FLOPs     " << flops_text(g.bwd_flops() * per_sample) << " per sample\n";
   out << "saved activations  " << bytes_text(g.saved_activation_bytes() * per_sample) << " per sample\n";

@@ -57,7 +57,25 @@ struct TransformerShape {
   MlpKind mlp = MlpKind::Gelu;
   AttentionKind attention = AttentionKind::Eager;
   bool dropout = false;  ///< dropout after attention probabilities and after each block's two projections
+  // Mixtures of experts as trained now and multi-head latent attention (models/transformer.hpp,
+  // TransformerConfig, says what each means); 0 where the model has none.
+  std::int64_t moe_ffn_hidden = 0;     ///< a routed expert's MLP width (ffn_hidden for Mixtral)
+  std::int64_t shared_ffn_hidden = 0;  ///< the shared expert's MLP width
+  bool shared_expert_gate = false;
+  std::int64_t first_dense_layers = 0;
+  std::int64_t moe_every = 1;
+  std::int64_t moe_phase = 0;
+  bool qk_norm = false;
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;  ///< value head dim; 0 means head_dim
   bool operator==(const TransformerShape&) const = default;
+
+  /// Whether block i (0-based) routes its tokens to experts.
+  [[nodiscard]] bool moe_block(std::int64_t i) const { return experts > 0 && i >= first_dense_layers && i % moe_every == moe_phase; }
+  [[nodiscard]] std::int64_t effective_moe_ffn_hidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
+  [[nodiscard]] std::int64_t effective_v_head_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };
 
 using OpId = std::size_t;

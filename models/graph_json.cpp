@@ -1,6 +1,7 @@
 #include "models/graph_json.hpp"
 
 #include <map>
+#include <tuple>
 
 #include "common/did_you_mean.hpp"
 #include "common/json_reader.hpp"
@@ -241,6 +242,17 @@ TransformerShape read_transformer(ObjectReader r) {
   // Graph files written before fused attention existed hold eager attention.
   t.attention = *attention_kind_from_string(r.enum_string_or("attention", {"fused", "eager"}, "eager"));
   t.dropout = r.boolean_or("dropout", false);
+  t.moe_ffn_hidden = r.integer_or("moe_ffn_hidden", 0, 0);
+  t.shared_ffn_hidden = r.integer_or("shared_ffn_hidden", 0, 0);
+  t.shared_expert_gate = r.boolean_or("shared_expert_gate", false);
+  t.first_dense_layers = r.integer_or("first_dense_layers", 0, 0);
+  t.moe_every = r.integer_or("moe_every", 1, 1);
+  t.moe_phase = r.integer_or("moe_phase", 0, 0);
+  t.qk_norm = r.boolean_or("qk_norm", false);
+  t.q_lora_rank = r.integer_or("q_lora_rank", 0, 0);
+  t.kv_lora_rank = r.integer_or("kv_lora_rank", 0, 0);
+  t.rope_head_dim = r.integer_or("rope_head_dim", 0, 0);
+  t.v_head_dim = r.integer_or("v_head_dim", 0, 0);
   r.finish();
   return t;
 }
@@ -259,6 +271,22 @@ ojson to_json(const Graph& g) {
                              {"seq_len", t->seq_len},   {"vocab", t->vocab},     {"experts", t->experts},
                              {"experts_per_token", t->experts_per_token}, {"mlp", std::string(to_string(t->mlp))},
                              {"attention", std::string(to_string(t->attention))}, {"dropout", t->dropout}};
+    // The fields of MoE as trained now and of latent attention, written where they differ from their
+    // defaults (so the files of other models stay as they were).
+    auto& tj = j["transformer"];
+    const TransformerShape defaults;
+    for (auto [key, value, fallback] : {std::tuple{"moe_ffn_hidden", t->moe_ffn_hidden, defaults.moe_ffn_hidden},
+                                        {"shared_ffn_hidden", t->shared_ffn_hidden, defaults.shared_ffn_hidden},
+                                        {"first_dense_layers", t->first_dense_layers, defaults.first_dense_layers},
+                                        {"moe_every", t->moe_every, defaults.moe_every},
+                                        {"moe_phase", t->moe_phase, defaults.moe_phase},
+                                        {"q_lora_rank", t->q_lora_rank, defaults.q_lora_rank},
+                                        {"kv_lora_rank", t->kv_lora_rank, defaults.kv_lora_rank},
+                                        {"rope_head_dim", t->rope_head_dim, defaults.rope_head_dim},
+                                        {"v_head_dim", t->v_head_dim, defaults.v_head_dim}})
+      if (value != fallback) tj[key] = value;
+    if (t->shared_expert_gate) tj["shared_expert_gate"] = true;
+    if (t->qk_norm) tj["qk_norm"] = true;
   }
   ojson layers = ojson::array();
   for (const auto& l : g.layers()) layers.push_back(l.name);

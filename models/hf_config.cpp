@@ -8,7 +8,7 @@
 namespace parasim::models {
 namespace {
 
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Gpt2, Bert };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3Moe, DeepseekV2, DeepseekV3, GptOss, Gpt2, Bert };
 
 struct Architecture {
   const char* architecture;
@@ -19,6 +19,9 @@ struct Architecture {
 constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", "llama", Family::Llama},       {"MistralForCausalLM", "mistral", Family::Mistral},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral}, {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe}, {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2}, {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3},
+    {"GptOssForCausalLM", "gpt_oss", Family::GptOss},
     {"GPT2LMHeadModel", "gpt2", Family::Gpt2},          {"BertModel", "bert", Family::Bert},
     {"BertForMaskedLM", "bert", Family::Bert},
 };
@@ -45,6 +48,13 @@ class Fields {
   std::int64_t size_or(const std::string& key, std::int64_t fallback, std::int64_t max = kMaxSize) const {
     return find(key) ? bounded(key, max) : fallback;
   }
+  /// A count in [0, max] (0 allowed), or `fallback` when absent.
+  std::int64_t count_or(const std::string& key, std::int64_t fallback, std::int64_t max) const {
+    if (!find(key)) return fallback;
+    const std::int64_t v = read_integer(doc_, pointer(key), 0);
+    if (v > max) throw doc_.error_at(pointer(key), "found integer " + std::to_string(v) + ", expected an integer <= " + std::to_string(max));
+    return v;
+  }
   bool boolean_or(const std::string& key, bool fallback) const {
     const auto* v = find(key);
     if (!v) return fallback;
@@ -64,7 +74,18 @@ class Fields {
     if (v && *v != supported)
       throw doc_.error_at(pointer(key), "found " + describe_json_value(*v) + ", but parasim supports only " + supported.dump() + ": " + why);
   }
+  std::string string_or(const std::string& key, const std::string& fallback) const {
+    return find(key) ? read_string(doc_, pointer(key)) : fallback;
+  }
+  /// The elements of an array field (empty when absent).
+  std::vector<nlohmann::json> array_or_empty(const std::string& key) const {
+    const auto* v = find(key);
+    if (!v) return {};
+    if (!v->is_array()) throw doc_.error_at(pointer(key), "found " + describe_json_value(*v) + ", expected an array");
+    return std::vector<nlohmann::json>(v->begin(), v->end());
+  }
   InputError error(const std::string& key, const std::string& message) const { return doc_.error_at(pointer(key), message); }
+  InputError error_at(const std::string& pointer, const std::string& message) const { return doc_.error_at(pointer, message); }
 
  private:
   static constexpr std::int64_t kMaxSize = 1LL << 24;
@@ -107,6 +128,128 @@ const Architecture& find_architecture(const JsonDocument& doc) {
                                           quoted_list(types));
   }
   throw doc.error_at("/architectures", "missing required field \"architectures\" (or \"model_type\"): parasim imports " + quoted_list(names));
+}
+
+// What every decoder imported here shares with Llama: pre-norm RMSNorm, rotary positions, SwiGLU
+// experts and MLPs, no dropout, untied LM head unless told otherwise.
+void import_decoder_shape(const Fields& f, TransformerConfig& c) {
+  c.hidden = f.size("hidden_size");
+  c.layers = f.size("num_hidden_layers", kMaxLayers);
+  c.heads = f.size("num_attention_heads");
+  c.vocab = f.size("vocab_size");
+  c.seq_len = f.size("max_position_embeddings");
+  c.norm = NormKind::RMSNorm;
+  c.mlp = MlpKind::SwiGLU;
+  c.bias = false;
+  c.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
+  c.dropout = false;  // attention_dropout is 0 in the released configs; no residual dropout
+}
+
+void check_top_k(const Fields& f, const TransformerConfig& c, const std::string& experts_key) {
+  if (c.experts_per_token > c.experts)
+    throw f.error("num_experts_per_tok", "num_experts_per_tok (" + std::to_string(c.experts_per_token) + ") exceeds " + experts_key +
+                                             " (" + std::to_string(c.experts) + ")");
+}
+
+// transformers' Qwen2MoeConfig and Qwen3MoeConfig: block l is an MoE block when l is not in
+// mlp_only_layers and (l + 1) % decoder_sparse_step == 0, else a dense MLP of intermediate_size.
+// Qwen2-MoE: biases on q, k and v, a shared expert of shared_expert_intermediate_size with a sigmoid
+// gate. Qwen3-MoE: an RMSNorm over the head dim of q and k (q_norm, k_norm), no shared expert.
+void import_qwen_moe(const Fields& f, Family family, TransformerConfig& c) {
+  import_decoder_shape(f, c);
+  c.ffn_hidden = f.size("intermediate_size");
+  c.kv_heads = f.size_or("num_key_value_heads", c.heads);
+  c.head_dim = f.size_or("head_dim", 0);
+  c.experts = f.size("num_experts");
+  c.moe_ffn_hidden = f.size("moe_intermediate_size");
+  c.experts_per_token = f.size_or("num_experts_per_tok", family == Family::Qwen2Moe ? 4 : 8);
+  check_top_k(f, c, "num_experts");
+  const std::int64_t step = f.size_or("decoder_sparse_step", 1, kMaxLayers);
+  c.moe_every = step;
+  c.moe_phase = step - 1;
+  if (!f.array_or_empty("mlp_only_layers").empty())
+    throw f.error("mlp_only_layers", "parasim models dense blocks only as first_k_dense_replace or decoder_sparse_step place them; "
+                                     "an mlp_only_layers list is not supported");
+  if (family == Family::Qwen2Moe) {
+    c.qkv_bias = true;
+    c.shared_ffn_hidden = f.size("shared_expert_intermediate_size");
+    c.shared_expert_gate = true;
+  } else {
+    c.qk_norm = true;
+    c.attention_bias = f.boolean_or("attention_bias", false);
+  }
+  if (c.heads % c.effective_kv_heads() != 0)
+    throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
+                                             ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+}
+
+// DeepSeek-V2 and -V3 (their modeling_deepseek.py, and transformers' DeepseekV2/V3 classes):
+// multi-head latent attention (q_lora_rank null: queries projected directly, as in V2-Lite), blocks
+// below first_k_dense_replace dense with intermediate_size, then an MoE block every moe_layer_freq-th
+// (l % moe_layer_freq == 0): n_routed_experts of moe_intermediate_size beside n_shared_experts shared
+// ones (one MLP of n_shared_experts × moe_intermediate_size). The aux-loss-free router of V3
+// (topk_method "noaux_tc") keeps a bias per expert (e_score_correction_bias). The multi-token
+// prediction module (num_nextn_predict_layers) is not counted, as transformers does not build it:
+// DeepSeek-V3's 671B excludes it, the 685B of the checkpoint includes it.
+void import_deepseek(const Fields& f, Family family, TransformerConfig& c) {
+  import_decoder_shape(f, c);
+  c.ffn_hidden = f.size("intermediate_size");
+  c.experts = f.size("n_routed_experts");
+  c.moe_ffn_hidden = f.size("moe_intermediate_size");
+  c.experts_per_token = f.size("num_experts_per_tok");
+  check_top_k(f, c, "n_routed_experts");
+  c.first_dense_layers = f.count_or("first_k_dense_replace", 0, kMaxLayers);
+  c.shared_ffn_hidden = f.count_or("n_shared_experts", 0, kMaxLayers) * c.moe_ffn_hidden;
+  c.moe_every = f.size_or("moe_layer_freq", 1, kMaxLayers);
+  c.router_bias = f.string_or("topk_method", family == Family::DeepseekV3 ? "noaux_tc" : "greedy") == "noaux_tc";
+  c.q_lora_rank = f.size_or("q_lora_rank", 0);
+  c.kv_lora_rank = f.size("kv_lora_rank");
+  c.rope_head_dim = f.size("qk_rope_head_dim");
+  c.head_dim = f.size("qk_nope_head_dim") + c.rope_head_dim;
+  c.v_head_dim = f.size("v_head_dim");
+  c.kv_heads = c.heads;  // every head gets its keys and values from the latent; num_key_value_heads sizes no weight
+  c.attention_bias = f.boolean_or("attention_bias", false);
+  if (c.first_dense_layers >= c.layers)
+    throw f.error("first_k_dense_replace", "first_k_dense_replace (" + std::to_string(c.first_dense_layers) +
+                                               ") leaves no MoE block in the " + std::to_string(c.layers) + " layers");
+}
+
+// gpt-oss (transformers' GptOssConfig): every block an MoE block of num_local_experts experts of
+// intermediate_size with biases, a router with a bias, biases on q, k, v and o (attention_bias), a
+// learned sink logit per head, and attention alternating between a sliding window of sliding_window
+// keys (even blocks) and full causal attention (odd blocks), as layer_types lists. Not modelled: the
+// clamp of the SwiGLU (swiglu_limit) and its (up + 1) term, a few FLOPs per element, and the MXFP4
+// storage of the released experts (training runs in bf16).
+void import_gpt_oss(const Fields& f, TransformerConfig& c) {
+  import_decoder_shape(f, c);
+  c.ffn_hidden = f.size("intermediate_size");
+  c.kv_heads = f.size_or("num_key_value_heads", c.heads);
+  c.head_dim = f.size_or("head_dim", 64);
+  c.experts = f.size("num_local_experts");
+  c.experts_per_token = f.size_or("num_experts_per_tok", 4);
+  check_top_k(f, c, "num_local_experts");
+  c.attention_bias = f.boolean_or("attention_bias", true);
+  c.router_bias = true;
+  c.expert_bias = true;
+  c.attention_sinks = true;
+  c.sliding_window = f.size_or("sliding_window", 128);
+  c.sliding_every = 2;
+  // layer_types must be the alternation parasim models: sliding on even blocks, full on odd ones.
+  const auto types = f.array_or_empty("layer_types");
+  if (!types.empty()) {
+    if (static_cast<std::int64_t>(types.size()) != c.layers)
+      throw f.error("layer_types", "lists " + std::to_string(types.size()) + " layers, but num_hidden_layers is " + std::to_string(c.layers));
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      const std::string expected = i % 2 == 0 ? "sliding_attention" : "full_attention";
+      if (types[i] != expected)
+        throw f.error_at("/layer_types/" + std::to_string(i),
+                         "found " + describe_json_value(types[i]) + ", expected \"" + expected +
+                             "\": parasim models gpt-oss's alternation of sliding and full attention, starting with sliding");
+    }
+  }
+  if (c.heads % c.effective_kv_heads() != 0)
+    throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
+                                             ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
 }
 
 // The model's name: "_name_or_path" when the config records it, else the folder of a "config.json"
@@ -180,6 +323,12 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
     c.tied_embeddings = false;
     c.dropout = f.probability_or("hidden_dropout_prob", 0.1) > 0 || f.probability_or("attention_probs_dropout_prob", 0.1) > 0;
     f.require_value("position_embedding_type", "absolute", "relative position embeddings add parameters parasim does not model");
+  } else if (arch.family == Family::Qwen2Moe || arch.family == Family::Qwen3Moe) {
+    import_qwen_moe(f, arch.family, c);
+  } else if (arch.family == Family::DeepseekV2 || arch.family == Family::DeepseekV3) {
+    import_deepseek(f, arch.family, c);
+  } else if (arch.family == Family::GptOss) {
+    import_gpt_oss(f, c);
   } else {
     // transformers' LlamaConfig and its relatives: pre-norm RMSNorm, rotary positions, SwiGLU MLP,
     // grouped-query attention, no biases (Qwen2: on q, k and v), untied LM head unless told otherwise.

@@ -45,6 +45,17 @@ models::TransformerConfig decode_transformer(const json& t, const json& model) {
   c.pooler = t.value("pooler", false);
   c.experts = t.value("experts", std::int64_t{0});
   c.experts_per_token = t.value("experts_per_token", std::int64_t{2});
+  c.moe_ffn_hidden = t.value("moe_ffn_hidden", std::int64_t{0});
+  c.shared_ffn_hidden = t.value("shared_ffn_hidden", std::int64_t{0});
+  c.shared_expert_gate = t.value("shared_expert_gate", false);
+  c.first_dense_layers = t.value("first_dense_layers", std::int64_t{0});
+  c.moe_every = t.value("moe_every", std::int64_t{1});
+  c.moe_phase = t.value("moe_phase", std::int64_t{0});
+  c.q_lora_rank = t.value("q_lora_rank", std::int64_t{0});
+  c.kv_lora_rank = t.value("kv_lora_rank", std::int64_t{0});
+  c.rope_head_dim = t.value("rope_head_dim", std::int64_t{0});
+  c.v_head_dim = t.value("v_head_dim", std::int64_t{0});
+  c.qk_norm = t.value("qk_norm", false);
   c.seq_len = model.value("seq_len", std::int64_t{2048});
   return c;
 }
@@ -215,6 +226,7 @@ strategies::PlanSpec decode_plan(const json& p) {
   spec.overlap_param_gather = p.value("overlap_param_gather", spec.overlap_param_gather);
   spec.blocking_p2p = p.value("blocking_p2p", spec.blocking_p2p);
   spec.tp_comm_overlap = p.value("tp_comm_overlap", spec.tp_comm_overlap);
+  spec.expert_imbalance = p.value("expert_imbalance", spec.expert_imbalance);
   if (p.contains("grad_accumulation"))
     spec.grad_accumulation =
         enum_value(strategies::grad_accumulation_from_string(p["grad_accumulation"].get<std::string>()), "plan.grad_accumulation");

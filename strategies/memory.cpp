@@ -94,7 +94,8 @@ double korthikanti_layer_activation_bytes(std::int64_t s_, std::int64_t b_, std:
 }
 
 double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b_, std::int64_t t_, bool sequence_parallel,
-                              Recompute recompute, models::DType precision, std::int64_t cp_, CpComm cp_comm) {
+                              Recompute recompute, models::DType precision, std::int64_t cp_, CpComm cp_comm, std::int64_t block,
+                              double expert_imbalance) {
   const double s = static_cast<double>(shape.seq_len), b = static_cast<double>(b_), h = static_cast<double>(shape.hidden),
                a = static_cast<double>(shape.heads), g = static_cast<double>(shape.kv_heads), d = static_cast<double>(shape.head_dim),
                f = static_cast<double>(shape.ffn_hidden), t = static_cast<double>(t_);
@@ -105,13 +106,28 @@ double layer_activation_bytes(const models::TransformerShape& shape, std::int64_
   const double linear_input = fp8 ? 1 : 2;  // bytes per element a linear layer saves of its input
   const double masks = shape.dropout ? 2 * h : 0;
   const double replicated = 4 * h + linear_input * h + linear_input * h + masks;
-  double attention = 2 * a * d + 4 * g * d + 2 * a * d + (fp8 ? a * d : 0);
+  const double u = static_cast<double>(shape.effective_v_head_dim()), rope = static_cast<double>(shape.rope_head_dim);
+  const bool mla = shape.kv_lora_rank > 0;
+  const double key_value = mla ? 2 * a * (d - rope + u) : 2 * g * d + 2 * g * u;
+  double attention = 2 * a * d + key_value + 2 * a * u + (fp8 ? a * u : 0);
+  if (shape.qk_norm) attention += 2 * a * d + 2 * g * d;
   if (shape.attention == models::AttentionKind::Eager) attention += recompute == Recompute::Selective ? 0 : 5 * a * s;
   else attention += 4 * a;
-  const double internals = ((shape.mlp == models::MlpKind::SwiGLU ? 4 : 2) + linear_input) * f;
-  const double mlp = shape.experts > 0 ? static_cast<double>(shape.experts_per_token) * (4 * h + internals) : internals;
-  const double gathered_kv = cp_ > 1 && cp_comm == CpComm::AllGather ? 4 * g * d * (cp - 1) : 0;
-  return tokens * (replicated / (sequence_parallel ? t : 1) + (attention + mlp + gathered_kv) / t);
+  double latents = 0;  // per tensor-parallel rank, whole
+  if (mla) {
+    const double l = static_cast<double>(shape.kv_lora_rank), m = static_cast<double>(shape.q_lora_rank);
+    latents = 2 * (l + rope) + linear_input * l + (m > 0 ? 2 * m + linear_input * m : 0);
+  }
+  const double swiglu = 4 + linear_input;  // per width element: gate and up outputs, and their product
+  const double internals = (shape.mlp == models::MlpKind::SwiGLU ? swiglu : 2 + linear_input) * f;
+  double mlp = internals;
+  if (shape.moe_block(block)) {
+    const double k = static_cast<double>(shape.experts_per_token), e = static_cast<double>(shape.experts);
+    mlp = expert_imbalance * k * (4 * h + swiglu * static_cast<double>(shape.effective_moe_ffn_hidden())) + 2 * e;
+    if (shape.shared_ffn_hidden > 0) mlp += swiglu * static_cast<double>(shape.shared_ffn_hidden) + (shape.shared_expert_gate ? 2 * h + 2 : 0);
+  }
+  const double gathered_kv = cp_ > 1 && cp_comm == CpComm::AllGather ? key_value * (cp - 1) : 0;
+  return tokens * (replicated / (sequence_parallel ? t : 1) + latents + (attention + mlp + gathered_kv) / t);
 }
 
 std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
@@ -145,10 +161,12 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
     double kept = 0, full = 0;
     if (is_block_layer(g, l)) {
-      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision, plan.cp(), plan.cp_comm);
+      const std::int64_t block = l - 1;
+      kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision, plan.cp(), plan.cp_comm,
+                                    block, plan.expert_imbalance);
       full = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel,
                                     plan.recompute == Recompute::Full ? Recompute::None : plan.recompute, plan.precision, plan.cp(),
-                                    plan.cp_comm);
+                                    plan.cp_comm, block, plan.expert_imbalance);
     } else {
       full = graph_layer_saved_bytes(g, plan, l);
       kept = plan.recompute == Recompute::Full ? graph_layer_input_bytes(g, plan, l) : full;

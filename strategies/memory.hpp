@@ -76,9 +76,26 @@ struct BytesPerParameter {
 /// the output projection keeps an fp8 copy (ad) beside the bf16 output the attention kernel saves.
 /// With context parallelism over cp devices each keeps the terms of its s/cp tokens; the all_gather
 /// exchange also keeps the gathered keys and values of the other ranks, 4gd per token of theirs.
+///
+/// The same derivation for the blocks of MoE models as trained now and for latent attention, u the
+/// value head dim (d elsewhere), ρ the rotary part of d:
+///   value heads of another dim: V 2gu and the attention output 2au in place of 2gd and 2ad, the
+///     log-sum-exp 4a as before;
+///   q/k norms (Qwen3): their inputs, the projections' outputs, 2ad + 2gd more;
+///   multi-head latent attention (DeepSeek-V2 §2.1): K and V come from the latent, every head's no-rope
+///     key and value 2a(d − ρ + u) in place of 4gd; the latents run on every tensor-parallel rank and
+///     are kept whole there (never split, even with sequence parallel): the key/value down-projection's
+///     output (latent and shared rotary key) 2(l + ρ), which its norm and the attention both read, the
+///     up-projection's input 2l, and with a query latent its norm's input 2m and q_b_proj's input 2m;
+///   an MoE block (`block` is one per TransformerShape::moe_block): per routed copy of a token (k of
+///     them, times expert_imbalance on the busiest expert-parallel rank) the expert input and output
+///     4h and its SwiGLU internals 6f_e (f_e the routed experts' width); the router's output, which
+///     the combine keeps, 2e; a shared expert its SwiGLU internals 6f_s, and with its sigmoid gate the
+///     shared output and the gate, 2h + 2; a dense block (before the MoE ones) the dense MLP's.
+/// The 1-byte fp8 copies replace the 2-byte linear inputs here as above.
 [[nodiscard]] double layer_activation_bytes(const models::TransformerShape& shape, std::int64_t b, std::int64_t t, bool sequence_parallel,
                                             Recompute recompute, models::DType precision = models::DType::BF16, std::int64_t cp = 1,
-                                            CpComm cp_comm = CpComm::P2P);
+                                            CpComm cp_comm = CpComm::P2P, std::int64_t block = 0, double expert_imbalance = 1.0);
 
 /// Bytes per parameter of the fp8 copies Transformer Engine caches of a linear layer's weight in fp8
 /// training: row-wise and transposed (Hopper's fp8 GEMMs take only the TN layout), 1 + 1 (TE docs,

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/format.hpp"
 #include "strategies/stage_partition.hpp"
 
 namespace parasim::strategies {
@@ -235,12 +236,29 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
     if (spec.ep > 1 && (t->experts == 0 || t->experts % spec.ep != 0))
       return problem("/plan/ep", t->experts == 0 ? "ep > 1 needs a mixture-of-experts model"
                                                  : "ep (" + str(spec.ep) + ") does not divide the " + str(t->experts) + " experts");
+    for (auto [width, what] : {std::pair{t->effective_moe_ffn_hidden(), "expert MLP width"}, {t->shared_ffn_hidden, "shared expert's MLP width"}})
+      if (t->experts > 0 && width > 0 && width % spec.tp != 0)
+        return problem("/plan/tp", "tp (" + str(spec.tp) + ") does not divide the " + what + " " + str(width));
   } else {
     if (spec.sequence_parallel) return problem("/plan/sequence_parallel", "sequence parallel applies to transformer models only");
     if (spec.cp > 1) return problem("/plan/cp", "context parallelism splits a transformer's sequence; this model has none");
     if (spec.ep > 1) return problem("/plan/ep", "ep > 1 needs a mixture-of-experts model");
     if (spec.tp > 1 && !is_cnn(g))
       return problem("/plan/tp", "tp > 1 needs a transformer (Megatron tensor parallel) or a CNN (channel-split model parallel)");
+  }
+  if (spec.expert_imbalance != 1.0) {
+    // The busiest rank receives at most every token's k copies (ep × the balanced share b·s·k/ep) and
+    // at most one copy per expert it holds (e/ep of them: (e/ep)/(k/ep) = e/k times the share).
+    const char* at = "/plan/expert_imbalance";
+    if (!(spec.expert_imbalance >= 1.0))
+      return problem(at, "expert_imbalance must be >= 1 (1 = balanced routing), found " + format_number(spec.expert_imbalance));
+    if (!t || t->experts == 0) return problem(at, "expert_imbalance applies to mixture-of-experts models only");
+    if (spec.ep == 1)
+      return problem(at, "expert_imbalance needs ep > 1: a device holding every expert processes all routed tokens however they split");
+    const double most = std::min(static_cast<double>(spec.ep), static_cast<double>(t->experts) / static_cast<double>(t->experts_per_token));
+    if (spec.expert_imbalance > most)
+      return problem(at, "expert_imbalance " + format_number(spec.expert_imbalance) + " exceeds min(ep, experts / experts_per_token) = " +
+                             format_number(most) + ", the most one expert-parallel rank can receive");
   }
   if (spec.sequence_parallel && spec.tp == 1) return problem("/plan/sequence_parallel", "sequence parallel needs tp > 1");
   if (spec.tp_comm_overlap && !spec.sequence_parallel)
@@ -322,6 +340,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.sequence_parallel = spec.sequence_parallel;
   plan.tp_comm_overlap = spec.tp_comm_overlap;
   plan.cp_comm = spec.cp_comm;
+  plan.expert_imbalance = spec.expert_imbalance;
   plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
   plan.overlap_param_gather = spec.overlap_param_gather;
@@ -337,7 +356,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   d << "tp " << spec.tp;
   if (spec.cp > 1) d << " × cp " << spec.cp << " (" << to_string(spec.cp_comm) << ")";
   d << " × pp " << spec.pp << " × dp " << dp;
-  if (spec.ep > 1) d << " (ep " << spec.ep << ")";
+  if (spec.ep > 1) d << " (ep " << spec.ep << (spec.expert_imbalance != 1.0 ? ", imbalance " + format_number(spec.expert_imbalance) : "") << ")";
   d << ", " << to_string(spec.schedule);
   if (spec.virtual_stages > 1) d << " v" << spec.virtual_stages;
   d << ", micro-batch " << training.micro_batch << " × " << plan.micro_batches;

@@ -50,6 +50,7 @@ struct Plan {
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;  ///< see PlanSpec::tp_comm_overlap
   CpComm cp_comm = CpComm::P2P;  ///< see PlanSpec::cp_comm (with cp > 1)
+  double expert_imbalance = 1.0;  ///< see PlanSpec::expert_imbalance
   double grad_bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = false;  ///< see PlanSpec::overlap_param_gather

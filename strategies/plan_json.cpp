@@ -18,6 +18,7 @@ nlohmann::json to_json(const Plan& plan, const models::Graph& graph) {
   out["tensor_parallel"] = plan.tp();
   out["pipeline_parallel"] = plan.pp;
   out["expert_parallel"] = plan.ep();
+  out["expert_imbalance"] = plan.expert_imbalance;
   out["schedule"] = to_string(plan.schedule);
   out["virtual_stages"] = plan.virtual_stages;
   out["global_batch"] = plan.global_batch;

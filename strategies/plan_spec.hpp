@@ -47,6 +47,12 @@ struct PlanSpec {
   std::int64_t tp = 1;  ///< tensor (Megatron) / channel (CNN) model-parallel degree
   std::int64_t pp = 1;  ///< pipeline stages
   std::int64_t ep = 1;  ///< expert-parallel degree (MoE); experts are sharded over a sub-axis of dp
+  /// Routing imbalance (MoE with ep > 1): the tokens the busiest expert-parallel rank receives over the
+  /// balanced share b·s·k/ep, ≥ 1 (1 = balanced, the default). Every rank waits for the busiest at the
+  /// all-to-all that returns its tokens, so the step is timed on it: its expert GEMMs, the expert
+  /// activations it keeps and its all-to-all bytes are scaled by this factor. At most min(ep, e/k):
+  /// a rank cannot receive more than every token's k copies, nor more than one copy per expert it holds.
+  double expert_imbalance = 1.0;
   /// Context-parallel degree (transformers): every operator's sequence split over cp devices, causal
   /// work balanced across them as Megatron-Core does (rank i holds chunks i and 2cp − 1 − i); weight
   /// gradients reduced over dp × cp.

@@ -63,6 +63,16 @@ class ChunkWriter {
     const auto& o = g_.op(p);
     return strategies::local_elements(mesh(), plan_.sharding[p], o, o.output) * elem_bytes(o.output.dtype);
   }
+  /// The bytes a device sends in the all-to-all at token-routing operator `op` (a dispatch or a
+  /// combine): its tokens' routed copies, the expert side's tensor [e, c, h] (k copies of each token,
+  /// the same before dispatch and after combine), times the plan's expert_imbalance: every rank waits
+  /// for the busiest, which receives that many times the balanced share (and sends it back).
+  [[nodiscard]] double routed_bytes(OpId op) const {
+    const auto& o = g_.op(op);
+    const auto& out = o.output.dims;
+    const bool expert_side_out = std::find(out.begin(), out.end(), "e") != out.end();
+    return (expert_side_out ? local_out_bytes(op) : local_in_bytes(op, 0)) * plan_.expert_imbalance;
+  }
   [[nodiscard]] double local_in_bytes(OpId op, std::size_t slot) const {
     const auto& o = g_.op(op);
     return strategies::local_elements(mesh(), plan_.sharding[op], o, o.inputs[slot]) * elem_bytes(o.inputs[slot].dtype);
@@ -240,7 +250,7 @@ class ChunkWriter {
         if (g_.op(p).kind == models::OpKind::Input) continue;
         if (o.routing) {
           if (slot == 0 && expert_parallel() && materialized.insert({p, Layout{}}).second)
-            pb.collective(CollectiveKind::AllToAll, {plan_.ep_axis}, local_in_bytes(op, slot), Category::ExpertComm, o.name);
+            pb.collective(CollectiveKind::AllToAll, {plan_.ep_axis}, routed_bytes(op), Category::ExpertComm, o.name);
           continue;
         }
         Layout from = output_layout(g_.op(p), plan_.sharding[p]);
@@ -286,7 +296,7 @@ class ChunkWriter {
       const auto s = static_cast<std::size_t>(slot);
       if (q.routing) {
         if (slot == 0 && expert_parallel() && done.insert(Layout{}).second)
-          pb.collective(CollectiveKind::AllToAll, {plan_.ep_axis}, local_in_bytes(consumer, s), Category::ExpertComm, "gradient of " + o.name);
+          pb.collective(CollectiveKind::AllToAll, {plan_.ep_axis}, routed_bytes(consumer), Category::ExpertComm, "gradient of " + o.name);
         continue;
       }
       const Layout from = input_grad_layout(q, plan_.sharding[consumer], s);
@@ -409,7 +419,8 @@ StepWork describe_step(const Graph& g, const Plan& plan) {
   StepWork step;
   step.op_work.reserve(g.op_count());
   for (OpId op = 0; op < g.op_count(); ++op) {
-    step.op_work.push_back(op_work(g.op(op), plan.mesh, plan.sharding[op], plan.precision, plan.micro_batches));
+    step.op_work.push_back(op_work(g.op(op), plan.mesh, plan.sharding[op], plan.precision, plan.micro_batches,
+                                   plan.expert_imbalance));
     // The attention implementation is the run's software choice, not the operator's: it travels with the work.
     if (step.op_work.back().cls == models::OpClass::Attention) step.op_work.back().attention_kernel = plan.attention_kernel;
   }

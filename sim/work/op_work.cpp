@@ -12,23 +12,28 @@ models::DType compute_dtype(const models::Operator& op, models::DType precision)
 }
 
 OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
-               models::DType precision, std::int64_t micro_batches) {
+               models::DType precision, std::int64_t micro_batches, double expert_imbalance) {
   using strategies::local_dim_size;
   using strategies::local_elements;
   OpWork w;
   w.dtype = compute_dtype(op, precision);
-  w.cls = models::op_class(op.kind);
+  // Token routing (MoE dispatch and combine) gathers and weights tokens: memory-bound, although its kind
+  // (MoERouter) is the router's, a GEMM. Timed as a GEMM with no GEMM dims it would be one kernel
+  // launch per 2 FLOPs.
+  w.cls = op.routing ? models::OpClass::MemoryBound : models::op_class(op.kind);
   if (op.kind == models::OpKind::Input) {
     w.is_input = true;
     return w;
   }
-  const double points = strategies::local_points(mesh, sharding, op);
+  // The busiest expert-parallel rank's routed experts see `load` times the balanced tokens.
+  const double load = op.kind == models::OpKind::MoEExperts ? expert_imbalance : 1.0;
+  const double points = strategies::local_points(mesh, sharding, op) * load;
   w.fwd_flops = op.flops_per_point * points;
   w.bwd_flops = op.bwd_flops_factor * w.fwd_flops;
 
   double bytes = 0;
-  for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype));
-  const double out_bytes = local_elements(mesh, sharding, op, op.output) * static_cast<double>(models::bytes_of(op.output.dtype));
+  for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype)) * load;
+  const double out_bytes = local_elements(mesh, sharding, op, op.output) * static_cast<double>(models::bytes_of(op.output.dtype)) * load;
   if (op.kind == models::OpKind::Embedding) {
     bytes += out_bytes;
   } else {
@@ -47,8 +52,9 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
     double size = 2;
     for (const auto* dims : {&op.gemm_batch, &op.gemm_m, &op.gemm_n, &op.gemm_k})
       for (const auto& d : *dims) size *= static_cast<double>(local_dim_size(mesh, sharding, op, d));
+    size *= load;  // an expert's GEMMs grow along m, its tokens
     w.gemm_batch = extent(op.gemm_batch);
-    w.gemm_m = extent(op.gemm_m);
+    w.gemm_m = extent(op.gemm_m) * load;
     w.gemm_n = extent(op.gemm_n);
     w.gemm_k = extent(op.gemm_k);
     w.gemm_flops = size;
@@ -67,8 +73,8 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
     // (1 + 1 B): Hopper's fp8 GEMMs take only the TN layout, so the weight-gradient and data-gradient
     // GEMMs need the transposed copies (TE docs, "Performance considerations"): 4 B per element.
     double inputs = 0;
-    for (const auto& in : op.inputs) inputs += local_elements(mesh, sharding, op, in);
-    const double outputs = local_elements(mesh, sharding, op, op.output);
+    for (const auto& in : op.inputs) inputs += local_elements(mesh, sharding, op, in) * load;
+    const double outputs = local_elements(mesh, sharding, op, op.output) * load;
     w.quantize_fwd_bytes = 4 * inputs + 4 * w.weight_elements / static_cast<double>(std::max<std::int64_t>(micro_batches, 1));
     w.quantize_bwd_bytes = 4 * outputs;
   }

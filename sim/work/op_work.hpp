@@ -45,8 +45,11 @@ struct OpWork {
 [[nodiscard]] models::DType compute_dtype(const models::Operator& op, models::DType precision);
 
 /// The work of `op` on one device of `mesh` under `sharding`, in `precision`, with `micro_batches`
-/// micro-batches per step (an fp8 weight is quantized once per step, on the first).
+/// micro-batches per step (an fp8 weight is quantized once per step, on the first). For routed experts
+/// (MoEExperts) the work of the busiest expert-parallel rank, which receives `expert_imbalance` times
+/// the balanced tokens (strategies::PlanSpec::expert_imbalance): its FLOPs, its GEMMs' m (tokens per
+/// expert) and the bytes of its token tensors scale by it; its weights do not.
 [[nodiscard]] OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, const strategies::OpSharding& sharding,
-                             models::DType precision, std::int64_t micro_batches = 1);
+                             models::DType precision, std::int64_t micro_batches = 1, double expert_imbalance = 1.0);
 
 }  // namespace parasim::sim

@@ -118,6 +118,9 @@ std::vector<CandidateGroup> enumerate_groups(const SearchSpace& space, const Mod
                 g.base.plan.dp = dp;
                 g.base.plan.ep = ep;
                 g.base.plan.cp = cp;
+                // The scenario's routing imbalance is the busiest expert-parallel rank's; without
+                // expert parallelism every device processes all routed tokens, balanced or not.
+                g.base.plan.expert_imbalance = ep > 1 ? base.expert_imbalance : 1.0;
                 g.base.plan.schedule = sc.schedule;
                 g.base.plan.virtual_stages = sc.virtual_stages;
                 g.base.plan.sequence_parallel = sp;

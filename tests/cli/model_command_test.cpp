@@ -75,6 +75,24 @@ TEST_CASE("parasim model --export-graph writes a graph that reads back to the sa
   ja.erase("source");
   jb.erase("source");
   CHECK(ja == jb);
+  // Mixtral-8x7B: 12,879,925,248 parameters per token, 2 of its 8 experts (Mistral AI: "12.9B").
+  CHECK(ja.at("active_parameters") == 12'879'925'248);
+}
+
+TEST_CASE("parasim model --export-graph keeps latent attention and shared experts (DeepSeek-V2-Lite)", "[cli][model][moe]") {
+  const auto file = std::filesystem::temp_directory_path() / ("parasim-export-mla-" + std::to_string(::getpid()) + ".json");
+  const std::string config = std::string(PARASIM_TEST_DATA_DIR) + "/models/hf/deepseek-v2-lite/config.json";
+  const Run a = run_parasim("model '" + config + "' --seq-len 64 --json --layers --export-graph '" + file.string() + "'");
+  REQUIRE(a.exit_code == 0);
+  const Run b = run_parasim("model '" + file.string() + "' --json --layers");
+  std::filesystem::remove(file);
+  REQUIRE(b.exit_code == 0);
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ja.erase("source");
+  jb.erase("source");
+  CHECK(ja == jb);
+  CHECK(ja.at("parameters") == 15'706'484'224);        // the card's 15.7B
+  CHECK(ja.at("active_parameters") == 2'661'150'208);  // 2.4B without the input embedding 102400·2048
 }
 
 TEST_CASE("parasim model: bad input exits 2 naming the file and the field", "[cli][model]") {

@@ -89,7 +89,8 @@ TEST_CASE("hf config: bad configs are located InputErrors", "[models][hf_config]
     CHECK(import_error(R"({"architectures": ["LlamaForCausalLLM"]})") ==
           "config.json:1:20: at /architectures/0: unsupported architecture \"LlamaForCausalLLM\" (did you mean \"LlamaForCausalLM\"?); "
           "parasim imports \"LlamaForCausalLM\", \"MistralForCausalLM\", \"MixtralForCausalLM\", \"Qwen2ForCausalLM\", "
-          "\"GPT2LMHeadModel\", \"BertModel\" or \"BertForMaskedLM\"");
+          "\"Qwen2MoeForCausalLM\", \"Qwen3MoeForCausalLM\", \"DeepseekV2ForCausalLM\", \"DeepseekV3ForCausalLM\", "
+          "\"GptOssForCausalLM\", \"GPT2LMHeadModel\", \"BertModel\" or \"BertForMaskedLM\"");
   }
   SECTION("a value parasim cannot represent") {
     CHECK(import_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -108,5 +109,153 @@ TEST_CASE("hf config: bad configs are located InputErrors", "[models][hf_config]
     CHECK_THROWS_WITH(build_hf_model(JsonDocument::read_file(PARASIM_TEST_DATA_DIR "/models/hf/gpt2/config.json"), options),
                       PARASIM_TEST_DATA_DIR "/models/hf/gpt2/config.json: model \"gpt2\": option num_classes does not apply to a "
                                             "transformer (it applies to CNN and MLP presets)");
+  }
+}
+
+namespace {
+
+// A released config's graph with the embedding's parameters, for the vendors' "active" figures that
+// leave the input embedding out.
+std::int64_t embedding_params(const Graph& g) {
+  for (OpId id = 0; id < g.op_count(); ++id)
+    if (g.op(id).name == "embed_tokens") return g.layer_param_count(0);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("hf config: MoE models as trained now give their model cards' parameter counts", "[models][hf_config][moe]") {
+  // Counts by the tensors transformers instantiates for each config (tests/data/models/hf/README.md
+  // names each config's Hugging Face repository). H hidden, V vocabulary, L layers, E routed experts,
+  // k experts per token; every lm_head here is untied (V·H), every final norm H.
+  SECTION("Qwen2-57B-A14B (Qwen2MoeForCausalLM): shared expert with a sigmoid gate, q/k/v biases") {
+    // Per layer: attention 3584·3584·2 + 2·3584·512 + 3584 + 2·512 (q/k/v biases), two norms 2·3584,
+    // router 3584·64, shared expert 3·3584·20480 and its gate 3584, experts 64·3·3584·2560; 28 layers,
+    // embeddings and head 2·151936·3584, final norm 3584: 57,408,658,944, the "57B" of the name (the
+    // Open LLM Leaderboard lists 57.409B). Active: 8 of the 64 experts, 14,249,270,784 ("A14B").
+    const Graph g = from_file("qwen2-57b-a14b");
+    CHECK(g.param_count() == 57'408'658'944);
+    CHECK(active_param_count(g) == 57'408'658'944 - 28LL * 56 * 3 * 3584 * 2560);
+    CHECK(active_param_count(g) == 14'249'270'784);
+  }
+  SECTION("Qwen3-30B-A3B and Qwen3-235B-A22B (Qwen3MoeForCausalLM): q/k norms, head_dim 128") {
+    // The model card: "30.5B in total and 3.3B activated", "Non-Embedding: 29.9B". Per layer: attention
+    // 2048·4096·2 + 2·2048·512, q_norm and k_norm 2·128, two norms 2·2048, router 2048·128, experts
+    // 128·3·2048·768; 48 layers; V 151936.
+    const Graph small = from_file("qwen3-30b-a3b");
+    CHECK(small.param_count() == 30'532'122'624);
+    CHECK(small.param_count() - 2 * 151936LL * 2048 == 29'909'792'768);  // non-embedding: 29.9B
+    CHECK(active_param_count(small) == 3'353'032'704);                    // 3.3B activated
+    // "235B in total and 22B activated", "Non-Embedding: 234B"; 94 layers of hidden 4096, 64 query and
+    // 4 key/value heads of 128, 128 experts of 1536, 8 per token.
+    const Graph large = from_file("qwen3-235b-a22b");
+    CHECK(large.param_count() == 235'093'634'560);
+    CHECK(large.param_count() - 2 * 151936LL * 4096 == 233'848'974'848);
+    CHECK(active_param_count(large) == 22'190'763'520);
+  }
+  SECTION("DeepSeek-V2-Lite (DeepseekV2ForCausalLM): MLA without a query latent, 2 shared experts, 1 dense layer") {
+    // Attention per layer: q_proj 2048·16·192, kv_a_proj_with_mqa 2048·(512 + 64), kv_a_layernorm 512,
+    // kv_b_proj 512·16·(128 + 128), o_proj 16·128·2048; layer 0 a dense MLP 3·2048·10944, layers 1–26
+    // router 2048·64, shared experts 3·2048·2·1408 and 64 experts of 3·2048·1408. The card: "15.7B
+    // total parameters, of which 2.4B are activated" (the activated figure without the input embedding).
+    const Graph g = from_file("deepseek-v2-lite");
+    CHECK(g.param_count() == 15'706'484'224);
+    CHECK(active_param_count(g) == 2'661'150'208);
+    CHECK(active_param_count(g) - embedding_params(g) == 2'451'435'008);
+  }
+  SECTION("DeepSeek-V3 (DeepseekV3ForCausalLM): MLA with a query latent, 256 experts, top-8, 3 dense layers") {
+    // The card's 671B total and 37B activated count the 61 main layers; the multi-token-prediction
+    // module (11.5B unique, in the checkpoint's 685B) is not built, as transformers does not build it.
+    // README_WEIGHTS.md: 36.6B activated including the 0.9B output head (not the input embedding).
+    const Graph g = from_file("deepseek-v3");
+    CHECK(g.param_count() == 671'026'419'200);
+    CHECK(active_param_count(g) == 37'552'297'472);
+    CHECK(active_param_count(g) - embedding_params(g) == 36'625'618'432);
+  }
+  SECTION("gpt-oss-20b and gpt-oss-120b (GptOssForCausalLM): biases, sinks, router bias") {
+    // The gpt-oss model card (arXiv 2508.10925), Table 1: 120b 116.83B total, 5.13B active; 20b 20.91B
+    // and 3.61B; active counts the unembedding but not the embedding. Per layer: q/k/v/o with biases
+    // 2880·4096 + 4096 + 2·(2880·512 + 512) + 4096·2880 + 2880, sinks 64, two norms, router 2880·E + E,
+    // experts E·(2880·5760 + 5760 + 2880·2880 + 2880).
+    const Graph large = from_file("gpt-oss-120b");
+    CHECK(large.param_count() == 116'829'156'672);
+    CHECK(active_param_count(large) - embedding_params(large) == 5'132'849'472);
+    const Graph small = from_file("gpt-oss-20b");
+    CHECK(small.param_count() == 20'914'757'184);
+    CHECK(active_param_count(small) - embedding_params(small) == 3'608'307'264);
+  }
+  SECTION("Mixtral-8x7B: 46.7B total, 12.9B active (Mistral AI's release post)") {
+    const Graph g = from_file("mixtral-8x7b");
+    CHECK(active_param_count(g) == 12'879'925'248);
+  }
+}
+
+TEST_CASE("hf config: the MoE and attention fields map onto the transformer", "[models][hf_config][moe]") {
+  auto config = [](const std::string& model) {
+    return transformer_config_from_hf(JsonDocument::read_file(std::string(PARASIM_TEST_DATA_DIR) + "/models/hf/" + model + "/config.json"));
+  };
+  const TransformerConfig v3 = config("deepseek-v3");
+  CHECK(v3.mla());
+  CHECK(v3.q_lora_rank == 1536);
+  CHECK(v3.kv_lora_rank == 512);
+  CHECK(v3.head_dim == 192);  // qk_nope_head_dim 128 + qk_rope_head_dim 64: the head dim the attention kernel sees
+  CHECK(v3.rope_head_dim == 64);
+  CHECK(v3.v_head_dim == 128);
+  CHECK(v3.experts == 256);
+  CHECK(v3.experts_per_token == 8);
+  CHECK(v3.moe_ffn_hidden == 2048);
+  CHECK(v3.shared_ffn_hidden == 2048);  // 1 shared expert of moe_intermediate_size
+  CHECK(v3.first_dense_layers == 3);
+  CHECK(v3.router_bias);  // topk_method noaux_tc: e_score_correction_bias
+  CHECK_FALSE(v3.moe_block(2));
+  CHECK(v3.moe_block(3));
+  const TransformerConfig lite = config("deepseek-v2-lite");
+  CHECK(lite.q_lora_rank == 0);  // q_lora_rank null: queries projected directly
+  CHECK(lite.shared_ffn_hidden == 2 * 1408);
+  CHECK_FALSE(lite.router_bias);
+  const TransformerConfig qwen2 = config("qwen2-57b-a14b");
+  CHECK(qwen2.shared_ffn_hidden == 20480);
+  CHECK(qwen2.shared_expert_gate);
+  CHECK(qwen2.qkv_bias);
+  CHECK(qwen2.moe_every == 1);
+  const TransformerConfig qwen3 = config("qwen3-30b-a3b");
+  CHECK(qwen3.qk_norm);
+  CHECK(qwen3.head_dim == 128);
+  CHECK(qwen3.shared_ffn_hidden == 0);
+  const TransformerConfig oss = config("gpt-oss-20b");
+  CHECK(oss.sliding_window == 128);
+  CHECK(oss.sliding_block(0));
+  CHECK_FALSE(oss.sliding_block(1));
+  CHECK(oss.attention_sinks);
+  CHECK(oss.attention_bias);
+  CHECK(oss.expert_bias);
+}
+
+TEST_CASE("hf config: MoE configs parasim cannot represent are located InputErrors", "[models][hf_config][moe]") {
+  const std::string qwen = R"({"architectures": ["Qwen2MoeForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64, "num_experts": 4,
+  "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64, )";
+  SECTION("an mlp_only_layers list") {
+    CHECK(import_error(qwen + R"("mlp_only_layers": [1]})") ==
+          "config.json:3:90: at /mlp_only_layers: parasim models dense blocks only as first_k_dense_replace or decoder_sparse_step "
+          "place them; an mlp_only_layers list is not supported");
+  }
+  SECTION("more experts per token than experts") {
+    CHECK(import_error(qwen + R"("num_experts_per_tok": 5})") ==
+          "config.json:3:94: at /num_experts_per_tok: num_experts_per_tok (5) exceeds num_experts (4)");
+  }
+  SECTION("gpt-oss layer types that do not alternate") {
+    CHECK(import_error(R"({"architectures": ["GptOssForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "intermediate_size": 64, "vocab_size": 100, "max_position_embeddings": 64, "num_local_experts": 4,
+  "layer_types": ["full_attention", "full_attention"]})") ==
+          "config.json:3:19: at /layer_types/0: found string \"full_attention\", expected \"sliding_attention\": parasim models "
+          "gpt-oss's alternation of sliding and full attention, starting with sliding");
+  }
+  SECTION("DeepSeek with every layer dense") {
+    CHECK(import_error(R"({"architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 64, "n_routed_experts": 4,
+  "moe_intermediate_size": 32, "num_experts_per_tok": 2, "kv_lora_rank": 16, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+  "v_head_dim": 16, "first_k_dense_replace": 2})") ==
+          "config.json:4:46: at /first_k_dense_replace: first_k_dense_replace (2) leaves no MoE block in the 2 layers");
   }
 }

@@ -178,6 +178,22 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     CHECK(error_of(t.str()) ==
           "s.json:6:28: at /plan/pp: pp (16) exceeds the 12 layers of the model");
   }
+  SECTION("a routing imbalance below 1 (the schema)") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "expert_imbalance": 0.8 })";
+    CHECK(error_of(t.str()) == "s.json:6:51: at /plan/expert_imbalance: found number 0.8, expected a number >= 1");
+  }
+  SECTION("a routing imbalance on a dense model") {
+    t.plan = R"("plan": { "tp": 2, "pp": 2, "expert_imbalance": 1.5 })";
+    CHECK(error_of(t.str()) == "s.json:6:51: at /plan/expert_imbalance: expert_imbalance applies to mixture-of-experts models only");
+  }
+  SECTION("a routing imbalance no expert-parallel rank can receive") {
+    // Mixtral-8x7B (8 experts, top-2) on 8 A100 with ep 8: at most min(8, 8/2) = 4.
+    t.model = R"("model": { "preset": "mixtral-8x7b", "seq_len": 512 },)";
+    t.training = R"("training": { "global_batch": 8, "micro_batch": 1 },)";
+    t.plan = R"("plan": { "ep": 8, "expert_imbalance": 5 })";
+    CHECK(error_of(t.str()) == "s.json:6:42: at /plan/expert_imbalance: expert_imbalance 5 exceeds min(ep, experts / experts_per_token) = 4, "
+                               "the most one expert-parallel rank can receive");
+  }
   SECTION("tp × pp × dp is not the device count") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "dp": 4 })";
     CHECK(error_of(t.str()) ==
@@ -202,6 +218,11 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
     t.model = R"("model": { "transformer": { "layers": 4, "hidden": 1000, "heads": 12, "vocab": 1000 } },)";
     CHECK(error_of(t.str()) ==
           "s.json:3:69: at /model/transformer/heads: model \"transformer\": heads (12) must divide hidden (1000) unless head_dim is given");
+  }
+  SECTION("inline latent attention whose rotary part is the whole head") {
+    t.model = R"("model": { "transformer": { "layers": 4, "hidden": 768, "heads": 12, "head_dim": 64, "vocab": 1000, "kv_lora_rank": 32, "rope_head_dim": 64 } },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:3:140: at /model/transformer/rope_head_dim: model \"transformer\": rope_head_dim (64) must be below head_dim (64)");
   }
   SECTION("a CNN option on an inline transformer") {
     t.model = R"("model": { "transformer": { "layers": 4, "hidden": 768, "heads": 12, "vocab": 1000 }, "image_size": 32 },)";
@@ -612,4 +633,20 @@ TEST_CASE("scenario errors: topologies that do not fit the devices, zero bandwid
     t.cluster = R"("cluster": { "preset": "dgx-a100", "wan": { "site": 2 } },)";
     CHECK_THAT(error_of(t.str()), Catch::Matchers::Contains("at /cluster/wan/site: unknown key \"site\""));
   }
+}
+
+TEST_CASE("scenario loader: an inline transformer states fine-grained and shared experts and latent attention", "[scenarios][moe]") {
+  Text t;
+  t.model = R"("model": { "transformer": { "layers": 4, "hidden": 768, "heads": 12, "head_dim": 96, "vocab": 1000, "norm": "rmsnorm", "mlp": "swiglu", "experts": 16, "experts_per_token": 4, "moe_ffn_hidden": 256, "shared_ffn_hidden": 512, "first_dense_layers": 1, "kv_lora_rank": 128, "q_lora_rank": 192, "rope_head_dim": 32, "v_head_dim": 64 } },)";
+  t.training = R"("training": { "global_batch": 16, "micro_batch": 2 },)";
+  t.plan = R"("plan": { "tp": 2, "pp": 2, "ep": 2, "expert_imbalance": 1.25 })";
+  const Scenario s = parse_scenario(t.str(), "s.json");
+  const auto& c = s.model.transformer;
+  CHECK(c.moe_ffn_hidden == 256);
+  CHECK(c.shared_ffn_hidden == 512);
+  CHECK(c.first_dense_layers == 1);
+  CHECK(c.mla());
+  CHECK(c.q_lora_rank == 192);
+  CHECK(c.effective_v_head_dim() == 64);
+  CHECK(s.plan.expert_imbalance == 1.25);
 }

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/json_document.hpp"
+#include "models/hf_config.hpp"
 #include "models/mlp.hpp"
 #include "models/transformer.hpp"
 #include "strategies/memory.hpp"
@@ -348,4 +350,58 @@ TEST_CASE("memory: fp32 gradients take 4 bytes per parameter", "[strategies][mem
   CHECK(wide.weights == 2);
   CHECK(wide.gradients == 4);
   CHECK(wide.optimizer == 12);
+}
+
+TEST_CASE("memory: MoE blocks as trained now — latent attention, fine-grained and shared experts, imbalance", "[strategies][memory][moe]") {
+  // DeepSeek-V2-Lite's blocks (its Hugging Face config): h 2048, 16 heads, latent attention with no
+  // query latent, key/value latent l 512, query/key head dim d 192 of which rope ρ 64, value head dim
+  // u 128; block 0 dense with SwiGLU f 10944, the others 64 experts of f_e 1408, top-6, and 2 shared
+  // experts (f_s 2816); fused attention, bf16, s 2048, b 1, t 1. Per token:
+  //   replicated: two norm inputs 4h, the attention and MLP inputs 2h + 2h = 8h = 16,384;
+  //   latents: the down-projection's output 2(l + ρ) = 1,152 and the up-projection's input 2l = 1,024: 2,176;
+  //   attention: Q 2ad 6,144, keys' no-rope part and values 2a(d − ρ + u) 8,192, output 2au 4,096,
+  //     log-sum-exp 4a 64: 18,496;
+  //   dense block: SwiGLU 6f = 65,664 → 102,720 per token, · 2048 = 210,370,560 B;
+  //   MoE block: 6 copies of 4h + 6f_e = 16,640 → 99,840; router output 2e 128; shared 6f_s 16,896:
+  //     116,864 → 153,920 per token, · 2048 = 315,228,160 B.
+  const models::Graph g = models::build_hf_model(JsonDocument::read_file(PARASIM_TEST_DATA_DIR "/models/hf/deepseek-v2-lite/config.json"),
+                                                 [] {
+                                                   models::ModelOptions o;
+                                                   o.seq_len = 2048;
+                                                   return o;
+                                                 }());
+  const models::TransformerShape& shape = *g.transformer();
+  CHECK(layer_activation_bytes(shape, 1, 1, false, Recompute::None, models::DType::BF16, 1, CpComm::P2P, 0) == 210'370'560.0);
+  CHECK(layer_activation_bytes(shape, 1, 1, false, Recompute::None, models::DType::BF16, 1, CpComm::P2P, 1) == 315'228'160.0);
+  // The graph keeps exactly these tensors (capacity 2048·6/64 = 192 tokens per expert, exact).
+  CHECK(g.layer_saved_activation_bytes(1) == 210'370'560.0);
+  CHECK(g.layer_saved_activation_bytes(2) == 315'228'160.0);
+  // The busiest expert-parallel rank at imbalance 1.5 keeps 1.5 × the routed copies: 149,760 in place
+  // of 99,840, 203,840 per token, · 2048 = 417,464,320 B.
+  CHECK(layer_activation_bytes(shape, 1, 1, false, Recompute::None, models::DType::BF16, 1, CpComm::P2P, 1, 1.5) == 417'464'320.0);
+}
+
+TEST_CASE("memory: expert weights are sharded over ep, shared experts and attention are not", "[strategies][memory][moe]") {
+  // DeepSeek-V2-Lite at seq 256 on 8 devices, dp 8 with ep 8: each device holds 64/8 = 8 routed
+  // experts per MoE block and everything else whole. Parameters per device: the total 15,706,484,224
+  // less 7/8 of the routed experts, 26 blocks · 64 · 3·2048·1408: 26 · 56 · 8,650,752 =
+  // 12,595,494,912 → 3,110,989,312.
+  models::ModelOptions options;
+  options.seq_len = 256;
+  options.batch = 8;
+  const models::Graph g =
+      models::build_hf_model(JsonDocument::read_file(PARASIM_TEST_DATA_DIR "/models/hf/deepseek-v2-lite/config.json"), options);
+  PlanSpec spec;
+  spec.ep = 8;
+  TrainingSpec training;
+  training.global_batch = 8;
+  training.micro_batch = 1;
+  training.precision = models::DType::BF16;
+  REQUIRE_FALSE(check_plan(g, training, spec, 8));
+  const auto stages = memory_per_stage(g, make_plan(g, training, spec, 8));
+  REQUIRE(stages.size() == 1);
+  CHECK(stages[0].parameters == 3'110'989'312.0);
+  // Mixed-precision Adam: 2 + 2 + 12 bytes per parameter held, no ZeRO.
+  CHECK(stages[0].memory.weights_bytes == 2 * 3'110'989'312.0);
+  CHECK(stages[0].memory.optimizer_bytes == 12 * 3'110'989'312.0);
 }

@@ -237,3 +237,50 @@ TEST_CASE("plan: {pp, dp, tp} = {2, 2, 2} — tensor-parallel groups are consecu
   CHECK(plan.mesh.group_of(5, pp) == std::vector<std::int64_t>{1, 5});
   CHECK(plan.description == "tp 2 × pp 2 × dp 2, 1f1b, micro-batch 1 × 2");
 }
+
+TEST_CASE("plan: expert_imbalance is a factor >= 1 that an expert-parallel rank can receive", "[strategies][plan][moe]") {
+  // A small MoE GPT: 4 experts, top-2, on dp 4 (4 devices, batch 4).
+  models::TransformerConfig c;
+  c.layers = 2;
+  c.hidden = 64;
+  c.heads = 4;
+  c.vocab = 128;
+  c.seq_len = 32;
+  c.experts = 4;
+  c.experts_per_token = 2;
+  c.batch = 4;
+  const models::Graph moe = models::build_transformer(c);
+  PlanSpec spec;
+  spec.ep = 2;
+  SECTION("balanced and skewed routing within range") {
+    spec.expert_imbalance = 2;  // min(ep 2, e/k = 2)
+    CHECK(problem_of(moe, batch(4), spec, 4) == Located{"", "no problem"});
+    CHECK(make_plan(moe, batch(4), spec, 4).description.find("(ep 2, imbalance 2)") != std::string::npos);
+  }
+  SECTION("below 1") {
+    spec.expert_imbalance = 0.5;
+    CHECK(problem_of(moe, batch(4), spec, 4) ==
+          Located{"/plan/expert_imbalance", "expert_imbalance must be >= 1 (1 = balanced routing), found 0.5"});
+  }
+  SECTION("more than a rank can receive") {
+    // ep 2, 4 experts of top-2: a rank holds 2 experts and gets at most one copy per expert of each
+    // token, 2 per token against the balanced k/ep = 1: 2 = min(ep, e/k).
+    spec.expert_imbalance = 2.5;
+    CHECK(problem_of(moe, batch(4), spec, 4) ==
+          Located{"/plan/expert_imbalance",
+                  "expert_imbalance 2.5 exceeds min(ep, experts / experts_per_token) = 2, the most one expert-parallel rank can receive"});
+  }
+  SECTION("without expert parallelism") {
+    spec.ep = 1;
+    spec.expert_imbalance = 1.2;
+    CHECK(problem_of(moe, batch(4), spec, 4) ==
+          Located{"/plan/expert_imbalance",
+                  "expert_imbalance needs ep > 1: a device holding every expert processes all routed tokens however they split"});
+  }
+  SECTION("on a dense model") {
+    PlanSpec dense;
+    dense.expert_imbalance = 1.2;
+    CHECK(problem_of(small_gpt(2, 1), batch(1), dense, 1) ==
+          Located{"/plan/expert_imbalance", "expert_imbalance applies to mixture-of-experts models only"});
+  }
+}
