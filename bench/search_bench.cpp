@@ -18,7 +18,6 @@
 #include <thread>
 
 #include "scenarios/loader.hpp"
-#include "scenarios/model_source.hpp"
 #include "scenarios/search_evaluator.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/search/search.hpp"
@@ -39,13 +38,7 @@ int main(int argc, char** argv) {
   const std::string file = (std::filesystem::path(__FILE__).parent_path().parent_path() / "scenarios/search/gpt3-175b-1024-a100.json").string();
   const scenarios::Scenario s = scenarios::load_scenario(file);
   const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
-  search::SearchProblem problem;
-  problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
-  problem.training = s.training;
-  problem.base = s.plan;
-  problem.nodes = s.cluster.nodes;
-  problem.devices_per_node = s.cluster.devices_per_node;
-  problem.usable_memory_bytes = evaluator.profile().device(s.cluster.device).usable_memory_bytes();
+  search::SearchProblem problem = scenarios::search_problem(s, evaluator.profile());
   search::SearchOptions options;  // the defaults parasim search uses: simulate_top 32, pareto_extra 4
   options.refine_top = refine;
 

@@ -179,9 +179,8 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   // scenario's own.
   auto profile_of = [&](const scenarios::Scenario& s) {
     if (!override_profile) return scenarios::scenario_profile(s);
-    if (auto problem = sim::check_cluster_spec(s.cluster, *override_profile))
-      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
-                                                   problem->message);
+    if (auto problem = scenarios::profile_problem(s, *override_profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
     return *override_profile;
   };
   // Every variant's task graph is sized before any is lowered, so a scenario too large for this

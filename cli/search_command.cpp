@@ -145,9 +145,8 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   sim::Profile profile = scenarios::scenario_profile(base);
   if (!args.profile.empty()) {
     profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
-    if (auto problem = sim::check_cluster_spec(base.cluster, profile))
-      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario's cluster (at /cluster" + problem->pointer + "): " +
-                                                   problem->message);
+    if (auto problem = scenarios::profile_problem(base, profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
   }
   const scenarios::SearchSpec spec = scenarios::decode_search_spec(doc, base, profile);
   search::SearchOptions options;
@@ -163,13 +162,7 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   }
 
   const sim::SearchEvaluator evaluator = scenarios::search_evaluator(base, profile);
-  search::SearchProblem problem;
-  problem.build_graph = [&base](std::int64_t batch) { return scenarios::build_model_graph(base.model, batch, base.file); };
-  problem.training = base.training;
-  problem.base = base.plan;
-  problem.nodes = base.cluster.nodes;
-  problem.devices_per_node = base.cluster.devices_per_node;
-  problem.usable_memory_bytes = profile.device(base.cluster.device).usable_memory_bytes();
+  search::SearchProblem problem = scenarios::search_problem(base, profile);
   search::Candidate reference;
   reference.nodes = base.cluster.nodes;
   reference.devices = base.cluster.device_count();

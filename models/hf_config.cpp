@@ -8,7 +8,7 @@
 namespace parasim::models {
 namespace {
 
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3Moe, DeepseekV2, DeepseekV3, GptOss, Gpt2, Bert };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3Moe, DeepseekV2, DeepseekV3, GptOss, Nemotron, Gpt2, Bert };
 
 struct Architecture {
   const char* architecture;
@@ -21,7 +21,7 @@ constexpr Architecture kArchitectures[] = {
     {"MixtralForCausalLM", "mixtral", Family::Mixtral}, {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
     {"Qwen2MoeForCausalLM", "qwen2_moe", Family::Qwen2Moe}, {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepseekV2}, {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepseekV3},
-    {"GptOssForCausalLM", "gpt_oss", Family::GptOss},
+    {"GptOssForCausalLM", "gpt_oss", Family::GptOss},   {"NemotronForCausalLM", "nemotron", Family::Nemotron},
     {"GPT2LMHeadModel", "gpt2", Family::Gpt2},          {"BertModel", "bert", Family::Bert},
     {"BertForMaskedLM", "bert", Family::Bert},
 };
@@ -329,6 +329,29 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
     import_deepseek(f, arch.family, c);
   } else if (arch.family == Family::GptOss) {
     import_gpt_oss(f, c);
+  } else if (arch.family == Family::Nemotron) {
+    // transformers' NemotronConfig (Nemotron-4, Minitron): pre-norm LayerNorm1P (a LayerNorm with
+    // weight and bias, applied as weight + 1), a squared-ReLU MLP of up and down projections (no gate),
+    // grouped-query attention, partial rotary positions (no parameters), no biases, untied head.
+    c.hidden = f.size("hidden_size");
+    c.layers = f.size("num_hidden_layers", kMaxLayers);
+    c.heads = f.size("num_attention_heads");
+    c.ffn_hidden = f.size("intermediate_size");
+    c.vocab = f.size("vocab_size");
+    c.kv_heads = f.size_or("num_key_value_heads", c.heads);
+    c.head_dim = f.size_or("head_dim", 0);
+    c.seq_len = f.size_or("max_position_embeddings", 4096);  // NemotronConfig's default
+    c.norm = NormKind::LayerNorm;
+    c.mlp = MlpKind::SquaredRelu;
+    c.bias = false;
+    c.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
+    c.dropout = false;
+    f.require_value("hidden_act", "relu2", "Nemotron's MLP is modelled as squared ReLU");
+    f.require_value("attention_bias", false, "biases on the attention projections are not modelled for this architecture");
+    f.require_value("mlp_bias", false, "biases on the MLP projections are not modelled for this architecture");
+    if (c.heads % c.effective_kv_heads() != 0)
+      throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
+                                               ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
   } else {
     // transformers' LlamaConfig and its relatives: pre-norm RMSNorm, rotary positions, SwiGLU MLP,
     // grouped-query attention, no biases (Qwen2: on q, k and v), untied LM head unless told otherwise.

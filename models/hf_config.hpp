@@ -3,7 +3,8 @@
 /// supported architecture can be simulated without writing a preset.
 ///
 /// Architectures ("architectures"[0], else "model_type"): LlamaForCausalLM (llama), MistralForCausalLM
-/// (mistral), MixtralForCausalLM (mixtral), Qwen2ForCausalLM (qwen2), GPT2LMHeadModel (gpt2), BertModel
+/// (mistral), MixtralForCausalLM (mixtral), Qwen2ForCausalLM (qwen2), the MoE architectures and
+/// NemotronForCausalLM (nemotron) listed in models/README.md, GPT2LMHeadModel (gpt2), BertModel
 /// and BertForMaskedLM (bert; counted as BertModel with its pooler, without task heads).
 /// Required fields: the shape (hidden size, layers, heads, vocabulary, and the MLP width and position
 /// count where the architecture has no default worth trusting); every other field takes the default of

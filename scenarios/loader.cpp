@@ -97,34 +97,7 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   Scenario s = decode_scenario(root, folder_of(file), reporter.error_at());
   s.file = file;
   const sim::Profile& profile = profile_of(s, profiles, reporter);
-  if (auto problem = sim::check_cluster_spec(s.cluster, profile))
-    throw reporter.error("/cluster" + problem->pointer, problem->message);
-  // Every device kind must compute in the training precision (fp16 and bf16 stand for each other and
-  // tf32 falls back to fp32, as the cost model reads peaks; fp8 needs an fp8 peak: Hopper and later).
-  {
-    std::vector<std::string> kinds{s.cluster.device};
-    for (const auto& g : s.cluster.node_groups)
-      if (!g.device.empty()) kinds.push_back(g.device);
-    const models::DType p = s.training.precision;
-    for (const auto& kind : kinds) {
-      if (!sim::find_gemm_peak_flops(profile.device(kind), p))
-        throw reporter.error("/training/precision", "found \"" + std::string(models::to_string(p)) + "\", but the " + kind +
-                                                        " profile gives no peak FLOP/s in it; expected a precision the device computes in");
-      // A named attention implementation must be one every device kind has curves for.
-      const std::string& kernel = s.training.attention_kernel;
-      if (kernel.empty()) continue;
-      const std::vector<std::string> known = profile.device(kind).attention_kernels();
-      if (std::find(known.begin(), known.end(), kernel) == known.end()) {
-        std::string expected;
-        for (const auto& k : known) expected += (expected.empty() ? "\"" : ", \"") + k + "\"";
-        throw reporter.error("/training/attention_kernel",
-                             "found \"" + kernel + "\", but the " + kind + " profile gives no attention curves for it; expected " +
-                                 (known.empty() ? std::string("no attention_kernel (the device has no fused attention curves: its kernel runs on the GEMM curve)")
-                                                : "one of " + expected));
-      }
-    }
-  }
-
+  if (auto problem = profile_problem(s, profile)) throw reporter.error(problem->pointer, problem->message);
   if (s.training.grad_precision && s.training.precision == models::DType::F32 && *s.training.grad_precision != models::DType::F32)
     throw reporter.error("/training/grad_precision", "found \"" + std::string(models::to_string(*s.training.grad_precision)) +
                                                          "\", but training runs in fp32; expected \"fp32\" (gradients are kept at least as wide as the weights)");
@@ -225,6 +198,35 @@ Scenario load_document(const JsonDocument& doc) {
 }
 
 }  // namespace
+
+std::optional<sim::ClusterProblem> profile_problem(const Scenario& s, const sim::Profile& profile) {
+  if (auto problem = sim::check_cluster_spec(s.cluster, profile)) return sim::ClusterProblem{"/cluster" + problem->pointer, problem->message};
+  // Every device kind must compute in the training precision (fp16 and bf16 stand for each other and
+  // tf32 falls back to fp32, as the cost model reads peaks; fp8 needs an fp8 peak: Hopper and later),
+  // and have curves for a named attention implementation.
+  std::vector<std::string> kinds{s.cluster.device};
+  for (const auto& g : s.cluster.node_groups)
+    if (!g.device.empty()) kinds.push_back(g.device);
+  const models::DType p = s.training.precision;
+  for (const auto& kind : kinds) {
+    if (!sim::find_gemm_peak_flops(profile.device(kind), p))
+      return sim::ClusterProblem{"/training/precision", "found \"" + std::string(models::to_string(p)) + "\", but the " + kind +
+                                                            " profile gives no peak FLOP/s in it; expected a precision the device computes in"};
+    const std::string& kernel = s.training.attention_kernel;
+    if (kernel.empty()) continue;
+    const std::vector<std::string> known = profile.device(kind).attention_kernels();
+    if (std::find(known.begin(), known.end(), kernel) == known.end()) {
+      std::string expected;
+      for (const auto& k : known) expected += (expected.empty() ? "\"" : ", \"") + k + "\"";
+      return sim::ClusterProblem{
+          "/training/attention_kernel",
+          "found \"" + kernel + "\", but the " + kind + " profile gives no attention curves for it; expected " +
+              (known.empty() ? std::string("no attention_kernel (the device has no fused attention curves: its kernel runs on the GEMM curve)")
+                             : "one of " + expected)};
+    }
+  }
+  return std::nullopt;
+}
 
 Scenario parse_scenario(std::string_view text, const std::string& file) { return load_document(JsonDocument::parse(text, file)); }
 

@@ -14,6 +14,7 @@
 
 #include "models/graph.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/cluster.hpp"
 #include "sim/profile.hpp"
 
 namespace parasim::scenarios {
@@ -24,6 +25,13 @@ namespace parasim::scenarios {
 /// Checks scenario text. `file` names it in errors, and its folder anchors relative paths (for "" or a
 /// bare name: the current directory).
 [[nodiscard]] Scenario parse_scenario(std::string_view text, const std::string& file);
+
+/// The first reason `profile` cannot describe scenario `s`, as a pointer into the scenario and a
+/// message, or nothing: a cluster spec it cannot build (sim::check_cluster_spec; pointers under
+/// "/cluster"), a device kind without a peak in the training precision, a named attention
+/// implementation a device kind has no curves for. The loader checks the scenario's own profile with
+/// it, and the commands a --profile file.
+[[nodiscard]] std::optional<sim::ClusterProblem> profile_problem(const Scenario& s, const sim::Profile& profile);
 
 /// The profile a loaded scenario uses: its calibrated profile file, or the built-in datasheet profile
 /// (whose `origin` says which, for reports). Throws InputError if the file changed since loading.

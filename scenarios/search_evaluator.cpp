@@ -10,4 +10,15 @@ sim::SearchEvaluator search_evaluator(const Scenario& scenario, sim::Profile pro
       [model = scenario.model, file = scenario.file](std::int64_t batch) { return build_model_graph(model, batch, file); }, scenario.file);
 }
 
+strategies::search::SearchProblem search_problem(const Scenario& scenario, const sim::Profile& profile) {
+  strategies::search::SearchProblem problem;
+  problem.build_graph = [model = scenario.model, file = scenario.file](std::int64_t batch) { return build_model_graph(model, batch, file); };
+  problem.training = scenario.training;
+  problem.base = scenario.plan;
+  problem.nodes = scenario.cluster.nodes;
+  problem.devices_per_node = scenario.cluster.devices_per_node;
+  problem.usable_memory_bytes = profile.device(scenario.cluster.device).usable_memory_bytes();
+  return problem;
+}
+
 }  // namespace parasim::scenarios

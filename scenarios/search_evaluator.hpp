@@ -4,6 +4,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/profile.hpp"
 #include "sim/search_estimate.hpp"
+#include "strategies/search/search.hpp"
 
 namespace parasim::scenarios {
 
@@ -11,5 +12,10 @@ namespace parasim::scenarios {
 /// given on the command line; the cluster must have been checked against it). `scenario` must come
 /// from the loader; the evaluator keeps copies of what it uses.
 [[nodiscard]] sim::SearchEvaluator search_evaluator(const Scenario& scenario, sim::Profile profile);
+
+/// The search problem of `scenario` on its cluster: its model (built by build_model_graph, from
+/// copies), training, plan (the knobs the search does not vary), node shape and the device's usable
+/// memory under `profile`. The reference plan is left to the caller.
+[[nodiscard]] strategies::search::SearchProblem search_problem(const Scenario& scenario, const sim::Profile& profile);
 
 }  // namespace parasim::scenarios

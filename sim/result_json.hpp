@@ -7,6 +7,8 @@
 ///     "scenario": "...", "variant": "base", "model": "...", "plan": "...",
 ///     "backend": "analytical", "profile": { "name": "datasheet", "origin": "built-in datasheet figures" },
 ///     "device_kind": "a100-80gb", "device_count": 8, "task_count": 1234,
+///     "attention_kernel": "cudnn" (models with fused attention: the implementation whose curves timed
+///                          it, or "gemm curve"),
 ///     "step_time_s": 0.5,
 ///     "throughput": { "samples_per_s", "tokens_per_s", "model_tflop_per_s_per_device" },
 ///     "utilization": { "mfu_fraction", "hfu_fraction", "bubble_fraction",

@@ -336,17 +336,22 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   // After the last backward: what is left of the gradient reduction (overlapped with that backward
   // when the plan overlaps it), the optimizer step (on a 1/dp shard under ZeRO), and under ZeRO-1
   // and -2 the all-gather of the updated parameters (the order of sim/lower/step_end.cpp).
+  // With overlap_param_gather the gather runs as the next step starts (sim/lower/step_end.cpp): the
+  // first stage waits for a layer's share before its first forward and for what outlasts that
+  // forward; later stages gather during the pipeline's fill. So it delays the step once, at stage 0.
+  double lead = 0;
+  const bool zero12 = plan.zero >= 1 && plan.zero < 3;
+  if (zero12 && plan.overlap_param_gather) {
+    const double gather = seconds_of(cl, sim::CollectiveKind::AllGather, groups[0], weights[0]);
+    const double first = gather / std::max(weight_layers[0], 1.0);
+    lead = gather > 0 ? first + std::max(0.0, gather - first - stage_forward[0]) : 0.0;
+  }
   double tail = 0, tail_comm = 0, tail_opt = 0;
   for (std::int64_t s = 0; s < pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
     const double exposed = plan.overlap_grad_reduce ? std::max(0.0, reduce[si] - backward[si]) : reduce[si];
-    double gather = plan.zero >= 1 && plan.zero < 3 ? seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], weights[si]) : 0.0;
-    // Overlapped with the next step's first forward (sim/lower/step_end.cpp): the first layer's share
-    // waits ahead of it, the rest shows only where it outlasts one micro-batch's forward.
-    if (plan.overlap_param_gather && gather > 0) {
-      const double first = gather / std::max(weight_layers[si], 1.0);
-      gather = first + std::max(0.0, gather - first - stage_forward[si]);
-    }
+    const double gather =
+        zero12 && !plan.overlap_param_gather ? seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], weights[si]) : 0.0;
     const double opt = optimizer[si] / (plan.zero >= 1 ? static_cast<double>(std::max<std::int64_t>(data_replicas, 1)) : 1.0);
     if (exposed + gather + opt > tail) {
       tail = exposed + gather + opt;
@@ -354,7 +359,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
       tail_opt = opt;
     }
   }
-  const double step = pipeline + fill_sends + tail;
+  const double step = lead + pipeline + fill_sends + tail;
 
   Evaluation e;
   e.step_time_s = step;
@@ -367,7 +372,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   e.mfu = model_flops / (step * static_cast<double>(c.devices) * peak);
   const auto mean = [&](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(pp); };
   e.compute_s = m * mean(compute) + tail_opt;
-  e.exposed_comm_s = m * mean(comm) + fill_sends + tail_comm;
+  e.exposed_comm_s = m * mean(comm) + fill_sends + tail_comm + lead;
   e.bubble_s = std::max(0.0, step - e.compute_s - e.exposed_comm_s);
   return e;
 }

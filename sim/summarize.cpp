@@ -169,10 +169,14 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.profile = profile.name;
   r.profile_origin = profile.origin;
   r.device_kind = cluster.devices.front().kind;
+  // The implementation whose curves timed the attention, by the cost model's own lookup (a dtype
+  // without curves, fp32 say, runs on the GEMM curve whatever the run names).
   for (models::OpId op = 0; op < graph.op_count(); ++op) {
     if (graph.op(op).kind != models::OpKind::Attention) continue;
-    const std::vector<std::string> kernels = profile.device(r.device_kind).attention_kernels();
-    r.attention_kernel = !plan.attention_kernel.empty() ? plan.attention_kernel : kernels.empty() ? "gemm curve" : kernels.front();
+    const DeviceProfile& device = profile.device(r.device_kind);
+    const models::DType dtype = compute_dtype(graph.op(op), plan.precision);
+    const bool curves = attention_efficiency(device, plan.attention_kernel, dtype, 128, 4096, true, false).has_value();
+    r.attention_kernel = !curves ? "gemm curve" : !plan.attention_kernel.empty() ? plan.attention_kernel : device.attention_kernels().front();
     break;
   }
   r.devices = cluster.device_count();

@@ -110,7 +110,7 @@ TaskEstimate estimate_task_graph(const models::Graph& g, const strategies::Plan&
     if (!plan.overlap_param_gather) {
       add_collective(work.data_axes, u64(pp));
     } else {
-      // Issued ahead of each chunk's forward (sim/lower/step_end.cpp): its first layer's share, then
+      // Issued ahead of each chunk's forward (sim/lower/step_end.cpp): a mean layer's share, then
       // the rest where the chunk has more than one layer with weights; a unit of the chunk waits on each.
       for (std::size_t c = 0; c < work.chunk_params.size(); ++c) {
         if (work.chunk_params[c] <= 0) continue;

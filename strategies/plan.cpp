@@ -349,9 +349,20 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.precision = training.precision;
   plan.optimizer = training.optimizer;
   plan.attention_kernel = training.attention_kernel;
+  // Absent: the weights' dtype — fp32, or the 16-bit one mixed precision keeps (fp8 training's are bf16;
+  // tf32's 16-bit, as the weights' bytes are counted).
+  const models::DType p = training.precision;
   plan.grad_dtype = training.grad_precision ? *training.grad_precision
-                                            : (training.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16);
+                    : p == models::DType::F32                          ? models::DType::F32
+                    : p == models::DType::F16 || p == models::DType::TF32 ? models::DType::F16
+                                                                        : models::DType::BF16;
 
+  plan.description = describe_plan(spec, training, dp, plan.micro_batches);
+  return plan;
+}
+
+std::string describe_plan(const PlanSpec& spec, const TrainingSpec& training, std::int64_t dp, std::int64_t micro_batches) {
+  const int zero = spec.fsdp ? 3 : spec.zero;
   std::ostringstream d;
   d << "tp " << spec.tp;
   if (spec.cp > 1) d << " × cp " << spec.cp << " (" << to_string(spec.cp_comm) << ")";
@@ -359,15 +370,14 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   if (spec.ep > 1) d << " (ep " << spec.ep << (spec.expert_imbalance != 1.0 ? ", imbalance " + format_number(spec.expert_imbalance) : "") << ")";
   d << ", " << to_string(spec.schedule);
   if (spec.virtual_stages > 1) d << " v" << spec.virtual_stages;
-  d << ", micro-batch " << training.micro_batch << " × " << plan.micro_batches;
-  if (plan.zero > 0) d << (spec.fsdp ? ", fsdp" : ", zero-" + std::to_string(plan.zero));
+  d << ", micro-batch " << training.micro_batch << " × " << micro_batches;
+  if (zero > 0) d << (spec.fsdp ? ", fsdp" : ", zero-" + std::to_string(zero));
   if (spec.recompute != Recompute::None) d << ", recompute " << to_string(spec.recompute);
   if (spec.sequence_parallel) d << ", sequence parallel";
   if (spec.tp_comm_overlap) d << ", tp comm overlap";
-  if (plan.overlap_param_gather && plan.zero >= 1 && plan.zero <= 2) d << ", param gather overlap";
-  if (plan.grad_dtype == models::DType::F32 && training.precision != models::DType::F32) d << ", fp32 gradients";
-  plan.description = d.str();
-  return plan;
+  if (spec.overlap_param_gather && zero >= 1 && zero <= 2) d << ", param gather overlap";
+  if (training.grad_precision == models::DType::F32 && training.precision != models::DType::F32) d << ", fp32 gradients";
+  return d.str();
 }
 
 }  // namespace parasim::strategies

@@ -74,6 +74,10 @@ struct Plan {
 };
 
 /// The data-parallel degree a spec implies on `devices` devices (spec.dp, or devices / (tp·pp·cp) when 0).
+/// A plan in one line, as make_plan's Plan::description and the search's candidates say it:
+/// "tp 8 × pp 12 × dp 8, 1f1b, micro-batch 1 × 192, zero-1, recompute full, sequence parallel".
+[[nodiscard]] std::string describe_plan(const PlanSpec& spec, const TrainingSpec& training, std::int64_t dp, std::int64_t micro_batches);
+
 [[nodiscard]] std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices);
 
 /// The first reason `spec` cannot run `graph` on `devices` devices, located at the scenario field it

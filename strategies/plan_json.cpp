@@ -33,7 +33,8 @@ nlohmann::json to_json(const Plan& plan, const models::Graph& graph) {
   out["grad_bucket_bytes"] = plan.grad_bucket_bytes;
   out["overlap_grad_reduce"] = plan.overlap_grad_reduce;
   out["overlap_param_gather"] = plan.overlap_param_gather;
-  out["grad_precision"] = models::to_string(plan.grad_dtype == models::DType::F32 ? models::DType::F32 : plan.precision == models::DType::FP8 ? models::DType::BF16 : plan.precision);
+  out["grad_precision"] = models::to_string(plan.grad_dtype);
+  if (!plan.attention_kernel.empty()) out["attention_kernel"] = plan.attention_kernel;
   out["blocking_p2p"] = plan.blocking_p2p;
   out["grad_accumulation"] = to_string(plan.grad_accumulation);
   out["precision"] = models::to_string(plan.precision);

@@ -18,7 +18,9 @@ enum class Recompute { None, Selective, Full };
 /// How weight gradients are accumulated over micro-batches: inside the weight-gradient GEMM (no extra
 /// traffic: Megatron-Core's gradient_accumulation_fusion), by autograd into .grad from the second
 /// micro-batch on (PyTorch: read 2 + read 2 + write 2 bytes per parameter), or into an fp32 buffer
-/// every micro-batch (Megatron-LM's local DDP main_grad: read 2 + read 4 + write 4).
+/// every micro-batch (Megatron-LM's local DDP main_grad: read 2 + read 4 + write 4). This prices the
+/// accumulation's traffic only; the gradient buffer's size and the bytes its reductions move follow
+/// TrainingSpec::grad_precision.
 enum class GradAccumulation { Fused, Autograd, Fp32Buffer };
 /// How context parallelism exchanges keys and values (Megatron-Core --cp-comm-type): a ring of
 /// point-to-point K/V blocks overlapped with the attention blocks (Liu et al. 2023, ring attention; the
@@ -70,9 +72,10 @@ struct PlanSpec {
   bool tp_comm_overlap = false;
   double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
   bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
-  /// ZeRO 1–2: the all-gather of the updated parameters runs under the next step's first forward pass,
-  /// each layer waiting for its own weights (Megatron-LM --overlap-param-gather), instead of at the
-  /// step's end. Like overlap_grad_reduce, a switch: it changes nothing where there is no such gather
+  /// ZeRO 1–2: the all-gather of the updated parameters runs under the next step's first forward pass
+  /// (Megatron-LM --overlap-param-gather, where each layer waits for its own bucket), instead of at the
+  /// step's end. Modelled per chunk: a mean layer's share of the chunk's weights before its first
+  /// forward unit, the rest before its next unit (sim/lower/step_end.cpp). Like overlap_grad_reduce, a switch: it changes nothing where there is no such gather
   /// (zero 0 or 3, one data-parallel replica), so a search holds it for every candidate.
   bool overlap_param_gather = false;
   /// Pipeline sends block the sending stage until the transfer completes (Megatron-LM as of SC'21

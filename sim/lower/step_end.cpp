@@ -82,7 +82,7 @@ void UnitEmitter::emit_parameter_gathers(const std::vector<TaskId>& optimizer_ta
 
 // Megatron-LM's --overlap-param-gather: the optimizer step of step N − 1 leaves the all-gathers of
 // the updated shards in flight, and each layer's forward pass in step N waits for its own bucket. In
-// the steady state one step shows: the gather of chunk c starts with the step; its first layer's
+// the steady state one step shows: the gather of chunk c starts with the step; a mean layer's
 // share (the chunk's bytes over its layers with weights) must arrive before the chunk's first
 // forward unit runs, the rest before the chunk's next unit (the forward of micro-batch 1, or the
 // backward of micro-batch 0 when there is one micro-batch). So the first bucket is exposed and the
@@ -98,7 +98,7 @@ void UnitEmitter::emit_parameter_gathers_ahead(std::int64_t c) {
   const std::uint32_t first_key = unit_index(true, 0, c, plan_.micro_batches, chunks_);
   const std::uint32_t rest_key =
       plan_.micro_batches > 1 ? unit_index(true, 1, c, plan_.micro_batches, chunks_) : unit_index(false, 0, c, plan_.micro_batches, chunks_);
-  const auto first_label = b_.label("parameter all-gather (first layer, ahead of the forward)");
+  const auto first_label = b_.label("parameter all-gather (a layer's share, ahead of the forward)");
   const auto rest_label = b_.label("parameter all-gather (under the first forward)");
   for (const Group& grp : layout_.groups(work_.data_axes, stage)) {
     deps_.clear();

@@ -15,7 +15,8 @@ OpSeconds op_seconds(const StepWork& step, const strategies::Plan& plan, const D
     case strategies::GradAccumulation::Fused: break;
     case strategies::GradAccumulation::Autograd:
       accumulate_passes = (m_batches - 1) / m_batches;
-      accumulate_bytes_per_param = 6;
+      // .grad += new: read both, write one, in the gradients' dtype (6 B at 16 bits, 12 B in fp32).
+      accumulate_bytes_per_param = 3.0 * static_cast<double>(models::bytes_of(plan.grad_dtype));
       break;
     case strategies::GradAccumulation::Fp32Buffer:
       accumulate_passes = 1;

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "strategies/plan.hpp"
+
 namespace parasim::strategies::search {
 
 std::int64_t Candidate::micro_batches() const {
@@ -22,17 +24,7 @@ bool key_less(const Candidate& a, const Candidate& b) {
 std::string describe(const Candidate& c) {
   const PlanSpec& s = c.plan;
   std::ostringstream d;
-  d << "tp " << s.tp;
-  if (s.cp > 1) d << " × cp " << s.cp << " (" << to_string(s.cp_comm) << ")";
-  d << " × pp " << s.pp << " × dp " << s.dp;
-  if (s.ep > 1) d << " (ep " << s.ep << ")";
-  d << ", " << to_string(s.schedule);
-  if (s.virtual_stages > 1) d << " v" << s.virtual_stages;
-  d << ", micro-batch " << c.training.micro_batch << " × " << c.micro_batches();
-  if (s.fsdp) d << ", fsdp";
-  else if (s.zero > 0) d << ", zero-" << s.zero;
-  if (s.recompute != Recompute::None) d << ", recompute " << to_string(s.recompute);
-  if (s.sequence_parallel) d << ", sequence parallel";
+  d << describe_plan(s, c.training, s.dp, c.micro_batches());
   if (!c.stage_uses.empty()) {
     d << "; stages ";
     for (std::size_t i = 0; i < s.stage_layers.size(); ++i) d << (i ? "+" : "") << s.stage_layers[i];

@@ -10,10 +10,10 @@
 ///     "refine": { "backend": "simgrid", "note": "why nothing was re-simulated, or empty" },
 ///     "reference": { "rank": 7 or null, "note": "" },
 ///     "pareto_ranks": [1, 4, ...],   (the front of the simulated plans)
-///     "shape_ranks": [1, 3, ...],    (the best plan of each mesh shape devices × tp × pp × dp × ep)
+///     "shape_ranks": [1, 3, ...],    (the best plan of each mesh shape devices × tp × cp × pp × dp × ep)
 ///     "plans": [ { "rank": 1, "description": "...", "ranked_by": "analytical" | "estimate",
 ///                  "pareto": true, "reference": false,
-///                  "nodes", "device_count", "tp", "pp", "dp", "ep", "micro_batch", "micro_batch_count",
+///                  "nodes", "device_count", "tp", "cp", "cp_comm", "pp", "dp", "ep", "micro_batch", "micro_batch_count",
 ///                  "schedule", "virtual_stages", "zero", "recompute", "sequence_parallel",
 ///                  "stage_layers": [...], "stage_uses": ["data", "model", ...],
 ///                  "memory": { "peak_stage", "weights_bytes", "gradients_bytes", "optimizer_bytes",

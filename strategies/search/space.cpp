@@ -57,6 +57,7 @@ ModelFacts ModelFacts::of(const models::Graph& graph) {
     f.transformer = true;
     f.layers = t->layers;
     f.experts = t->experts;
+    f.experts_per_token = t->experts_per_token;
     f.seq_len = t->seq_len;
   } else {
     f.layers = static_cast<std::int64_t>(graph.layers().size());
@@ -120,7 +121,12 @@ std::vector<CandidateGroup> enumerate_groups(const SearchSpace& space, const Mod
                 g.base.plan.cp = cp;
                 // The scenario's routing imbalance is the busiest expert-parallel rank's; without
                 // expert parallelism every device processes all routed tokens, balanced or not.
-                g.base.plan.expert_imbalance = ep > 1 ? base.expert_imbalance : 1.0;
+                // capped at the most one rank can receive, min(ep, e/k) (check_plan's bound), so a
+                // stated imbalance never drops a candidate whose ep is smaller.
+                g.base.plan.expert_imbalance =
+                    ep > 1 ? std::min({base.expert_imbalance, static_cast<double>(ep),
+                                       static_cast<double>(model.experts) / static_cast<double>(std::max<std::int64_t>(model.experts_per_token, 1))})
+                           : 1.0;
                 g.base.plan.schedule = sc.schedule;
                 g.base.plan.virtual_stages = sc.virtual_stages;
                 g.base.plan.sequence_parallel = sp;

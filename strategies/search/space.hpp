@@ -36,10 +36,13 @@ struct SearchSpace {
   bool operator==(const SearchSpace&) const = default;
 };
 
-/// The fewest tokens per device the default cp range leaves: below 4096 a context-parallel ring's
-/// K/V blocks take longer to pass than the attention on them takes to compute (its per-step attention
-/// is quadratic in the local sequence, its exchange linear), so the exchange shows; a space that lists
-/// cp explicitly may go below it. A search bound of parasim's, not a published figure.
+/// The fewest tokens per device the default cp range leaves (a bound on the search space, as
+/// kDefaultMicroBatches is; a space that lists cp explicitly may go below it). Why about here: a
+/// ring step computes 4·s_l²·h FLOPs of attention on s_l local tokens and passes 4·s_l·h_kv bytes of
+/// K/V, so it hides the pass only while s_l ≥ (h_kv/h)·F/B (F the attention's FLOP/s, B the link's
+/// B/s): with multi-head attention at ~400 TF/s that is ~900 tokens over NVLink4's 450 GB/s and
+/// ~8,000 over a 50 GB/s NDR port. Every context-parallel plan in NeMo's long-sequence table
+/// (performance_long_sequence.md) keeps 16,384 or more tokens per device.
 inline constexpr std::int64_t kMinContextTokens = 4096;
 
 /// The micro-batch sizes tried when the space lists none.
@@ -67,6 +70,7 @@ struct ModelFacts {
   bool transformer = false;
   std::int64_t experts = 0;      ///< MoE experts per layer; 0 for dense models
   std::int64_t seq_len = 0;      ///< a transformer's sequence length; 0 otherwise
+  std::int64_t experts_per_token = 0;  ///< MoE top-k; 0 for dense models
   [[nodiscard]] static ModelFacts of(const models::Graph& graph);
 };
 

@@ -48,6 +48,10 @@ TEST_CASE("hf config: the released configs give the published parameter counts",
   // Qwen2-0.5B (tied, biases on q/k/v): 151936·896 + 24·(896·896 + 896 + 2·(896·128 + 128) + 896·896
   // + 3·896·4864 + 2·896) + 896 = 494,032,768.
   CHECK(from_file("qwen2-0.5b").param_count() == 494'032'768);
+  // Minitron-8B-Base (NemotronForCausalLM: squared-ReLU MLP without gate, LayerNorm with bias, 48
+  // heads of 128 over h 4096, 8 KV heads, untied): 2·256000·4096 embeddings and head + 32·(4096·6144
+  // + 2·4096·1024 + 6144·4096 + 2·4096·16384 + 2·2·4096) + 2·4096 = 8,271,699,968.
+  CHECK(from_file("minitron-8b-base").param_count() == 8'271'699'968);
 }
 
 TEST_CASE("hf config: fields map onto the transformer", "[models][hf_config]") {
@@ -65,6 +69,17 @@ TEST_CASE("hf config: fields map onto the transformer", "[models][hf_config]") {
   const TransformerConfig gpt2 = transformer_config_from_hf(JsonDocument::read_file(PARASIM_TEST_DATA_DIR "/models/hf/gpt2/config.json"));
   CHECK(gpt2.ffn_hidden == 3072);  // n_inner absent: 4·n_embd
   CHECK(gpt2.dropout);             // attn_pdrop 0.1
+  const TransformerConfig minitron =
+      transformer_config_from_hf(JsonDocument::read_file(PARASIM_TEST_DATA_DIR "/models/hf/minitron-8b-base/config.json"));
+  CHECK(minitron.mlp == MlpKind::SquaredRelu);  // hidden_act relu2
+  CHECK(minitron.norm == NormKind::LayerNorm);
+  CHECK(minitron.head_dim == 128);
+  CHECK(minitron.kv_heads == 8);
+  CHECK(minitron.seq_len == 4096);
+  CHECK(import_error(R"({"architectures": ["NemotronForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "intermediate_size": 256, "vocab_size": 100, "hidden_act": "gelu"})") ==
+        "config.json:2:84: at /hidden_act: found string \"gelu\", but parasim supports only \"relu2\": Nemotron's MLP is modelled as "
+        "squared ReLU");
 }
 
 TEST_CASE("hf config: bad configs are located InputErrors", "[models][hf_config]") {
@@ -90,7 +105,7 @@ TEST_CASE("hf config: bad configs are located InputErrors", "[models][hf_config]
           "config.json:1:20: at /architectures/0: unsupported architecture \"LlamaForCausalLLM\" (did you mean \"LlamaForCausalLM\"?); "
           "parasim imports \"LlamaForCausalLM\", \"MistralForCausalLM\", \"MixtralForCausalLM\", \"Qwen2ForCausalLM\", "
           "\"Qwen2MoeForCausalLM\", \"Qwen3MoeForCausalLM\", \"DeepseekV2ForCausalLM\", \"DeepseekV3ForCausalLM\", "
-          "\"GptOssForCausalLM\", \"GPT2LMHeadModel\", \"BertModel\" or \"BertForMaskedLM\"");
+          "\"GptOssForCausalLM\", \"NemotronForCausalLM\", \"GPT2LMHeadModel\", \"BertModel\" or \"BertForMaskedLM\"");
   }
   SECTION("a value parasim cannot represent") {
     CHECK(import_error(R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,

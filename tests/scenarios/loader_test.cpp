@@ -13,6 +13,7 @@
 #include "scenarios/schema.hpp"
 #include "scenarios/schema_check.hpp"
 #include "sim/collectives/names.hpp"
+#include "strategies/plan.hpp"
 #include "strategies/plan_spec.hpp"
 
 using parasim::InputError;
@@ -649,4 +650,23 @@ TEST_CASE("scenario loader: an inline transformer states fine-grained and shared
   CHECK(c.q_lora_rank == 192);
   CHECK(c.effective_v_head_dim() == 64);
   CHECK(s.plan.expert_imbalance == 1.25);
+}
+
+TEST_CASE("scenario: grad_precision and attention_kernel reach the plan", "[scenarios]") {
+  // GPT-3 125M on 8 A100 (tp 2 × pp 2 × dp 2, as Text above) with fp32 gradients in bf16 training and
+  // the A100's FlashAttention-2 curves named.
+  Text t;
+  t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "bf16", "grad_precision": "fp32", "attention_kernel": "flash-attention-2" },)";
+  const Scenario s = parse_scenario(t.str(), "s.json");
+  REQUIRE(s.training.grad_precision == parasim::models::DType::F32);
+  const parasim::models::Graph g = parasim::scenarios::build_model(s);
+  const parasim::strategies::Plan plan = parasim::strategies::make_plan(g, s.training, s.plan, s.cluster.device_count());
+  CHECK(plan.grad_dtype == parasim::models::DType::F32);
+  CHECK(plan.attention_kernel == "flash-attention-2");
+  CHECK(plan.description == "tp 2 × pp 2 × dp 2, 1f1b, micro-batch 2 × 4, fp32 gradients");
+  // Absent: bf16 training keeps bf16 gradients.
+  t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "bf16" },)";
+  const Scenario d = parse_scenario(t.str(), "s.json");
+  CHECK(parasim::strategies::make_plan(parasim::scenarios::build_model(d), d.training, d.plan, d.cluster.device_count()).grad_dtype ==
+        parasim::models::DType::BF16);
 }

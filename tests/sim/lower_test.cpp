@@ -557,7 +557,7 @@ TEST_CASE("lower: MoE token routing is an all-to-all over the expert axis on the
 TEST_CASE("lower: overlap_param_gather moves ZeRO-1's parameter all-gather ahead of the first forward", "[sim][lower]") {
   // dp 2, ZeRO-1, 2 micro-batches of 1. Megatron-LM's --overlap-param-gather: the updated shards are
   // gathered under the next step's first forward. One chunk holds all 108,288 parameters (216,576 B in
-  // fp16) over 4 layers with weights (embeddings, 2 blocks, the final norm): the first layer's share,
+  // fp16) over 4 layers with weights (embeddings, 2 blocks, the final norm): a mean layer's share,
   // 216,576 / 4 = 54,144 B, ahead of the forward of micro-batch 0; the other 162,432 B before the
   // forward of micro-batch 1. Nothing is gathered at the step's end.
   PlanSpec spec;
@@ -570,7 +570,7 @@ TEST_CASE("lower: overlap_param_gather moves ZeRO-1's parameter all-gather ahead
   for (const auto& c : cs)
     if (c.kind == CollectiveKind::AllGather && contains(c.label, "parameter all-gather")) ahead.push_back(c);
   REQUIRE(ahead.size() == 2);
-  CHECK(ahead[0].label == "parameter all-gather (first layer, ahead of the forward)");
+  CHECK(ahead[0].label == "parameter all-gather (a layer's share, ahead of the forward)");
   CHECK(ahead[0].bytes == 54'144);
   CHECK(ahead[1].label == "parameter all-gather (under the first forward)");
   CHECK(ahead[1].bytes == 162'432);

@@ -118,7 +118,9 @@ TEST_CASE("task estimate: equals the lowered task graph on every plan of a grid"
                   spec.zero = zero;
                   spec.recompute = recompute;
                   spec.overlap_grad_reduce = overlap;
-                  spec.overlap_param_gather = overlap;  // ZeRO 1–2: the gathers ahead of each chunk's forward
+                  // ZeRO 1–2's gathers ahead of each chunk's forward: with the gradient overlap under
+                  // ZeRO-1, against it under ZeRO-2, so every pairing of the two flags is compared.
+                  spec.overlap_param_gather = overlap == (zero == 1);
                   // Buckets of 0.05 MiB split the 216,576 B of gradients, so bucketing is exercised.
                   spec.grad_bucket_mb = 0.05;
                   INFO("tp " << tp << (sp ? " (sp)" : "") << ", pp " << pp << " " << strategies::to_string(schedule) << ", dp " << dp

@@ -8,7 +8,6 @@
 #include <map>
 
 #include "scenarios/loader.hpp"
-#include "scenarios/model_source.hpp"
 #include "scenarios/search_evaluator.hpp"
 #include "strategies/search/search.hpp"
 
@@ -51,13 +50,7 @@ TEST_CASE("the search ranks first the plan brute force finds best", "[strategies
   INFO(k.name);
   const scenarios::Scenario s = scenarios::parse_scenario(k.scenario, "case.json");
   const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
-  search::SearchProblem problem;
-  problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
-  problem.training = s.training;
-  problem.base = s.plan;
-  problem.nodes = s.cluster.nodes;
-  problem.devices_per_node = s.cluster.devices_per_node;
-  problem.usable_memory_bytes = evaluator.profile().device(s.cluster.device).usable_memory_bytes();
+  search::SearchProblem problem = scenarios::search_problem(s, evaluator.profile());
   search::SearchOptions options;
   options.objective = k.objective;
   options.price_per_device_hour = k.price;

@@ -7,7 +7,6 @@
 
 #include "common/json_document.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/model_source.hpp"
 #include "scenarios/search_evaluator.hpp"
 #include "scenarios/search_spec.hpp"
 #include "strategies/plan.hpp"
@@ -21,13 +20,7 @@ inline strategies::search::SearchOutcome search_scenario(const std::string& file
   const scenarios::Scenario s = scenarios::load_scenario(file);
   const sim::SearchEvaluator evaluator = scenarios::search_evaluator(s, scenarios::scenario_profile(s));
   const scenarios::SearchSpec spec = scenarios::decode_search_spec(JsonDocument::read_file(file), s, evaluator.profile());
-  strategies::search::SearchProblem problem;
-  problem.build_graph = [&s](std::int64_t batch) { return scenarios::build_model_graph(s.model, batch, s.file); };
-  problem.training = s.training;
-  problem.base = s.plan;
-  problem.nodes = s.cluster.nodes;
-  problem.devices_per_node = s.cluster.devices_per_node;
-  problem.usable_memory_bytes = evaluator.profile().device(s.cluster.device).usable_memory_bytes();
+  strategies::search::SearchProblem problem = scenarios::search_problem(s, evaluator.profile());
   strategies::search::Candidate reference;
   reference.nodes = s.cluster.nodes;
   reference.devices = s.cluster.device_count();

@@ -28,9 +28,10 @@ TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per G
   const auto table = JsonDocument::read_file(std::string(PARASIM_TEST_DATA_DIR) + "/validation/megatron-2024-h100.json");
   const bool print = std::getenv("PARASIM_VALIDATION_TABLE") != nullptr;
   std::ostringstream md;
-  md << "| model | GPUs | t × p × d | batch | published TF/s | predicted TF/s | error | predicted step (s) | peak memory (GiB) |\n"
-     << "|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
-  double worst = 0, sum = 0;
+  md << "| model | GPUs | t × p × d | batch | published TF/s | predicted TF/s | error | predicted step (s) | peak memory (GiB) | as run: TF/s | "
+        "error |\n"
+     << "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  double worst = 0, sum = 0, as_run_sum = 0;
   int rows = 0;
   for (const auto& row : table.root().at("rows")) {
     const std::string model = row.at("model");
@@ -55,13 +56,23 @@ TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per G
     // Every row ran on 80 GB H100s.
     CHECK(r.fits);
     CHECK(std::abs(error) <= 0.20);
+    // The what-if "as run": fp32 gradients and the overlapped parameter gather, which the runs used and
+    // the rule leaves out (docs/validation.md says why); it fits too.
+    REQUIRE(run.scenario.what_ifs.size() == 1);
+    const validation::Run as_run = validation::simulate_scenario(run.scenario.what_ifs.front());
+    CHECK(as_run.result.fits);
+    const double as_run_predicted = F / (as_run.result.step_time_s * gpus) / 1e12;
+    as_run_sum += std::abs(as_run_predicted / published - 1);
     md << "| " << model << " | " << static_cast<int>(gpus) << " | " << row.at("tensor_parallel") << " × " << row.at("pipeline_parallel")
        << " × " << row.at("data_parallel") << " | " << static_cast<int>(B) << " | " << std::defaultfloat << std::setprecision(6) << published
        << " | " << std::fixed << std::setprecision(1) << predicted << " | " << std::showpos << 100 * error << "%" << std::noshowpos << " | "
-       << std::setprecision(2) << r.step_time_s << " | " << std::setprecision(1) << validation::peak_gib(r) << " |\n";
+       << std::setprecision(2) << r.step_time_s << " | " << std::setprecision(1) << validation::peak_gib(r) << " | " << as_run_predicted
+       << " | " << std::showpos << 100 * (as_run_predicted / published - 1) << "%" << std::noshowpos << " |\n";
   }
   REQUIRE(rows == 9);
   const double mape = sum / rows;
   CHECK(mape <= 0.08);
-  if (print) std::cout << md.str() << std::fixed << "MAPE " << std::setprecision(1) << 100 * mape << "%, worst |error| " << 100 * worst << "%\n";
+  if (print)
+    std::cout << md.str() << std::fixed << "MAPE " << std::setprecision(1) << 100 * mape << "%, worst |error| " << 100 * worst
+              << "%; as run: MAPE " << 100 * as_run_sum / rows << "%\n";
 }

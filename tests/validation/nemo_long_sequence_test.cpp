@@ -22,25 +22,18 @@
 #include <sstream>
 
 #include "common/json_document.hpp"
-#include "strategies/memory.hpp"
 #include "tests/validation/validation_run.hpp"
 
 using namespace parasim;
 
 namespace {
 
-/// Peak bytes per device of the scenario's plan with its context-parallel axis removed: the same tp,
-/// pp and dp on tp·pp·dp devices, each tensor-parallel group holding the whole sequence.
-double peak_without_cp(scenarios::Scenario s) {
+/// The scenario's plan with its context-parallel axis removed: the same tp, pp and dp on tp·pp·dp
+/// devices, each tensor-parallel group holding the whole sequence.
+scenarios::Scenario without_cp(scenarios::Scenario s) {
   s.cluster.nodes = s.plan.tp * s.plan.pp * s.plan.dp / s.cluster.devices_per_node;
   s.plan.cp = 1;
-  const sim::Profile profile = scenarios::scenario_profile(s);
-  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
-  const models::Graph graph = scenarios::build_model(s);
-  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
-  double peak = 0;
-  for (const auto& st : strategies::memory_per_stage(graph, plan)) peak = std::max(peak, st.memory.total_bytes());
-  return peak;
+  return s;
 }
 
 }  // namespace
@@ -80,7 +73,7 @@ TEST_CASE("NeMo long-sequence H100 table: every row with its context parallelism
     // and pp could not hold the sequence, so parasim must judge that it does not fit.
     std::string no_cp = "–";
     if (cp > 1) {
-      const double peak = peak_without_cp(run.scenario);
+      const double peak = validation::peak_and_capacity(without_cp(run.scenario)).first;
       no_cp = (std::ostringstream() << std::fixed << std::setprecision(1) << peak / (1024.0 * 1024 * 1024)).str();
       if (without < 0.8 * published) CHECK(peak > run.result.memory_capacity_bytes);
     }
