@@ -116,9 +116,7 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
   for (std::size_t k = 0; k < o.shapes.size() && k < shown; ++k) {
     const search::RankedPlan& p = o.plans[o.shapes[k]];
     const auto& c = p.candidate;
-    t << (k ? "," : "") << " " << k + 1 << ". " << "tp " << c.plan.tp;
-    if (c.plan.cp > 1) t << " × cp " << c.plan.cp;
-    t << " × pp " << c.plan.pp << " × dp " << c.plan.dp;
+    t << (k ? "," : "") << " " << k + 1 << ". " << strategies::describe_mesh(c.plan, c.plan.dp, false);
     if (c.plan.ep > 1) t << " (ep " << c.plan.ep << ")";
     if (c.devices != first.candidate.devices) t << " on " << c.devices;
     t << " (rank " << o.shapes[k] + 1 << ", " << reports::fixed(p.best().step_time_s, 3) << " s)";

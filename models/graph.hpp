@@ -41,6 +41,14 @@ enum class AttentionKind { Fused, Eager };
 [[nodiscard]] std::string_view to_string(AttentionKind k);
 [[nodiscard]] std::optional<AttentionKind> attention_kind_from_string(std::string_view s);  ///< "fused", "eager"
 
+/// Whether block i (0-based) of a transformer with `experts` routed experts routes its tokens to them:
+/// blocks before first_dense_layers are dense, then every block with i % moe_every == moe_phase
+/// (TransformerConfig says where each convention comes from).
+[[nodiscard]] constexpr bool routes_to_experts(std::int64_t i, std::int64_t experts, std::int64_t first_dense_layers, std::int64_t moe_every,
+                                               std::int64_t moe_phase) {
+  return experts > 0 && i >= first_dense_layers && i % moe_every == moe_phase;
+}
+
 /// Shape facts of a transformer, kept beside the graph for the closed-form formulas that are stated
 /// in these terms (Narayanan et al. 2021 FLOPs, Korthikanti et al. 2022 activation memory).
 struct TransformerShape {
@@ -73,7 +81,7 @@ struct TransformerShape {
   bool operator==(const TransformerShape&) const = default;
 
   /// Whether block i (0-based) routes its tokens to experts.
-  [[nodiscard]] bool moe_block(std::int64_t i) const { return experts > 0 && i >= first_dense_layers && i % moe_every == moe_phase; }
+  [[nodiscard]] bool moe_block(std::int64_t i) const { return routes_to_experts(i, experts, first_dense_layers, moe_every, moe_phase); }
   [[nodiscard]] std::int64_t effective_moe_ffn_hidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   [[nodiscard]] std::int64_t effective_v_head_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };

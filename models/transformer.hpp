@@ -91,9 +91,7 @@ struct TransformerConfig {
   [[nodiscard]] std::int64_t effective_v_head_dim() const { return v_head_dim > 0 ? v_head_dim : effective_head_dim(); }
   [[nodiscard]] bool mla() const { return kv_lora_rank > 0; }
   /// Whether block i (0-based) routes its tokens to experts.
-  [[nodiscard]] bool moe_block(std::int64_t i) const {
-    return experts > 0 && i >= first_dense_layers && i % moe_every == moe_phase;
-  }
+  [[nodiscard]] bool moe_block(std::int64_t i) const { return routes_to_experts(i, experts, first_dense_layers, moe_every, moe_phase); }
   [[nodiscard]] bool sliding_block(std::int64_t i) const { return sliding_window > 0 && i % sliding_every == 0; }
 };
 

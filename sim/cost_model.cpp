@@ -41,17 +41,32 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
-std::optional<double> attention_efficiency(const DeviceProfile& device, const std::string& kernel, models::DType dtype, double head_dim,
-                                           double seq, bool causal, bool backward) {
+namespace {
+
+/// The curves of implementation `kernel` (empty: the device's first listed) for `dtype`, fp16 and bf16
+/// standing for each other.
+std::vector<const AttentionEfficiency*> attention_curves(const DeviceProfile& device, const std::string& kernel, models::DType dtype) {
   using models::DType;
-  if (device.attention_efficiency.empty()) return std::nullopt;
-  const std::string& implementation = kernel.empty() ? device.attention_efficiency.front().implementation : kernel;
   std::vector<const AttentionEfficiency*> of_dtype;
+  if (device.attention_efficiency.empty()) return of_dtype;
+  const std::string& implementation = kernel.empty() ? device.attention_efficiency.front().implementation : kernel;
   for (DType t : {dtype, dtype == DType::F16 ? DType::BF16 : dtype == DType::BF16 ? DType::F16 : dtype}) {
     for (const auto& a : device.attention_efficiency)
       if (a.implementation == implementation && a.dtype == t) of_dtype.push_back(&a);
     if (!of_dtype.empty()) break;
   }
+  return of_dtype;
+}
+
+}  // namespace
+
+bool has_attention_curves(const DeviceProfile& device, const std::string& kernel, models::DType dtype) {
+  return !attention_curves(device, kernel, dtype).empty();
+}
+
+std::optional<double> attention_efficiency(const DeviceProfile& device, const std::string& kernel, models::DType dtype, double head_dim,
+                                           double seq, bool causal, bool backward) {
+  const std::vector<const AttentionEfficiency*> of_dtype = attention_curves(device, kernel, dtype);
   if (of_dtype.empty()) return std::nullopt;
   std::vector<const AttentionEfficiency*> of_mask;
   for (const auto* a : of_dtype)

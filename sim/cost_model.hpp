@@ -35,6 +35,10 @@ namespace parasim::sim {
 [[nodiscard]] std::optional<double> attention_efficiency(const DeviceProfile& device, const std::string& kernel, models::DType dtype,
                                                          double head_dim, double seq, bool causal, bool backward);
 
+/// Whether attention_efficiency finds curves of implementation `kernel` (empty: the device's default)
+/// for `dtype` on `device`; without them a fused attention kernel runs on the GEMM curve.
+[[nodiscard]] bool has_attention_curves(const DeviceProfile& device, const std::string& kernel, models::DType dtype);
+
 /// Forward and backward time of one operator's work (sim/work/op_work.hpp) on `device`.
 struct OpCost {
   double fwd_s = 0;

@@ -175,7 +175,7 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
     if (graph.op(op).kind != models::OpKind::Attention) continue;
     const DeviceProfile& device = profile.device(r.device_kind);
     const models::DType dtype = compute_dtype(graph.op(op), plan.precision);
-    const bool curves = attention_efficiency(device, plan.attention_kernel, dtype, 128, 4096, true, false).has_value();
+    const bool curves = has_attention_curves(device, plan.attention_kernel, dtype);
     r.attention_kernel = !curves ? "gemm curve" : !plan.attention_kernel.empty() ? plan.attention_kernel : device.attention_kernels().front();
     break;
   }

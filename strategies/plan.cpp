@@ -361,12 +361,18 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   return plan;
 }
 
+std::string describe_mesh(const PlanSpec& spec, std::int64_t dp, bool cp_comm) {
+  std::ostringstream d;
+  d << "tp " << spec.tp;
+  if (spec.cp > 1) d << " × cp " << spec.cp << (cp_comm ? " (" + std::string(to_string(spec.cp_comm)) + ")" : "");
+  d << " × pp " << spec.pp << " × dp " << dp;
+  return d.str();
+}
+
 std::string describe_plan(const PlanSpec& spec, const TrainingSpec& training, std::int64_t dp, std::int64_t micro_batches) {
   const int zero = spec.fsdp ? 3 : spec.zero;
   std::ostringstream d;
-  d << "tp " << spec.tp;
-  if (spec.cp > 1) d << " × cp " << spec.cp << " (" << to_string(spec.cp_comm) << ")";
-  d << " × pp " << spec.pp << " × dp " << dp;
+  d << describe_mesh(spec, dp, true);
   if (spec.ep > 1) d << " (ep " << spec.ep << (spec.expert_imbalance != 1.0 ? ", imbalance " + format_number(spec.expert_imbalance) : "") << ")";
   d << ", " << to_string(spec.schedule);
   if (spec.virtual_stages > 1) d << " v" << spec.virtual_stages;

@@ -74,6 +74,10 @@ struct Plan {
 };
 
 /// The data-parallel degree a spec implies on `devices` devices (spec.dp, or devices / (tp·pp·cp) when 0).
+/// A plan's mesh in words, "tp 8 × cp 2 × pp 4 × dp 16" (the cp axis only when cp > 1, with its
+/// communication in parentheses when `cp_comm` is set), as describe_plan and the search's shape list say it.
+[[nodiscard]] std::string describe_mesh(const PlanSpec& spec, std::int64_t dp, bool cp_comm);
+
 /// A plan in one line, as make_plan's Plan::description and the search's candidates say it:
 /// "tp 8 × pp 12 × dp 8, 1f1b, micro-batch 1 × 192, zero-1, recompute full, sequence parallel".
 [[nodiscard]] std::string describe_plan(const PlanSpec& spec, const TrainingSpec& training, std::int64_t dp, std::int64_t micro_batches);

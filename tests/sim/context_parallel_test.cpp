@@ -7,7 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "flat_machine.hpp"
+#include "small_gpt.hpp"
+#include "tests/models/llama3_70b_block.hpp"
 #include "models/transformer.hpp"
 #include "sim/lower.hpp"
 #include "sim/simulate.hpp"
@@ -22,52 +23,15 @@ using strategies::PlanSpec;
 
 namespace {
 
-struct Lowered {
-  models::Graph graph;
-  strategies::Plan plan;
-  sim::LoweredStep step;
-};
+using testing::collectives;
+using testing::contains;
+using Lowered = testing::LoweredGpt;
 
+/// The small GPT (small_gpt.hpp) with fused attention, micro-batch 1, one sample per replica.
 Lowered lower_cp(const PlanSpec& spec, std::int64_t devices) {
-  models::TransformerConfig c;
-  c.name = "small-gpt";
-  c.layers = 2;
-  c.hidden = 64;
-  c.heads = 4;
-  c.vocab = 128;
-  c.seq_len = 32;
-  c.batch = strategies::resolve_dp(spec, devices);
-  Lowered out{models::build_transformer(c), {}, {}};
-  strategies::TrainingSpec training;
-  training.global_batch = c.batch;
-  training.micro_batch = 1;
-  const auto problem = strategies::check_plan(out.graph, training, spec, devices);
-  INFO((problem ? problem->pointer + ": " + problem->message : std::string("plan ok")));
-  REQUIRE_FALSE(problem);
-  out.plan = strategies::make_plan(out.graph, training, spec, devices);
-  out.step = sim::lower(out.graph, out.plan, testing::flat_cluster(devices), testing::flat_profile(1e12, 1e12));
-  return out;
+  const std::int64_t dp = strategies::resolve_dp(spec, devices);
+  return testing::lower_small_gpt(2, 1, dp, spec, devices, models::AttentionKind::Fused);
 }
-
-struct Coll {
-  CollectiveKind kind;
-  Category category;
-  std::string label;
-  double bytes;
-  std::size_t members;
-};
-
-std::vector<Coll> collectives(const sim::TaskGraph& g) {
-  std::vector<Coll> out;
-  for (sim::TaskId t = 0; t < g.task_count(); ++t) {
-    if (g.kind[t] != sim::TaskKind::Collective) continue;
-    const auto& spec = g.collectives[g.owner[t]];
-    out.push_back(Coll{spec.kind, g.category[t], g.labels[g.label[t]], spec.bytes, g.group(spec.group).size()});
-  }
-  return out;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -107,7 +71,7 @@ TEST_CASE("context parallel: all_gather exchanges K and V once each way, p2p run
       if (!contains(c.label, " cp ")) continue;
       INFO(c.label);
       CHECK(c.bytes == 4096);
-      CHECK(c.members == 2);
+      CHECK(c.group.size() == 2);
       gathers += c.kind == CollectiveKind::AllGather;
       scatters += c.kind == CollectiveKind::ReduceScatter;
     }
@@ -162,7 +126,7 @@ TEST_CASE("context parallel: weight gradients are reduced over dp × cp", "[sim]
   for (const auto& c : collectives(l.step.tasks))
     if (c.category == Category::GradientComm) {
       CHECK(c.kind == CollectiveKind::AllReduce);
-      CHECK(c.members == 2);
+      CHECK(c.group.size() == 2);
       bytes += c.bytes;
     }
   CHECK(bytes == 2.0 * static_cast<double>(l.graph.param_count()));
@@ -172,15 +136,7 @@ TEST_CASE("context parallel: each rank keeps its share of the activations", "[si
   // Llama-3-70B's block at s 8192, tp 8 with sequence parallel (memory_test derives 281,280,512 B);
   // cp 2 halves it. all_gather also keeps the other rank's K and V: 4·g·d·(cp − 1) = 4 · 8 · 128 = 4096 B
   // per token of the rank, / tp 8 = 512: 4096 tokens · 512 = 2,097,152 B more.
-  models::TransformerShape llama;
-  llama.seq_len = 8192;
-  llama.hidden = 8192;
-  llama.heads = 64;
-  llama.kv_heads = 8;
-  llama.head_dim = 128;
-  llama.ffn_hidden = 28672;
-  llama.mlp = models::MlpKind::SwiGLU;
-  llama.attention = models::AttentionKind::Fused;
+  const models::TransformerShape llama = testing::llama3_70b_block(8192);
   const auto none = strategies::Recompute::None;
   CHECK(strategies::layer_activation_bytes(llama, 1, 8, true, none, models::DType::BF16, 2, CpComm::P2P) == 281'280'512.0 / 2);
   CHECK(strategies::layer_activation_bytes(llama, 1, 8, true, none, models::DType::BF16, 2, CpComm::AllGather) ==

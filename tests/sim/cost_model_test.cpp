@@ -8,6 +8,7 @@
 #include "sim/profile.hpp"
 #include "sim/work/op_work.hpp"
 #include "strategies/memory.hpp"
+#include "tests/models/llama3_70b_block.hpp"
 
 using namespace parasim;
 using Catch::Matchers::WithinRel;
@@ -113,14 +114,6 @@ TEST_CASE("memory: fp8 training saves the linear layers' inputs in fp8", "[sim][
   // 4h + h + h = 49,152 → /8 = 6,144), the output projection keeps an fp8 copy (ad = 8,192) and the
   // down projection's input is f (28,672) instead of 2f: split 209,152 + 8,192 − 28,672 = 188,672 →
   // /8 = 23,584. (6,144 + 23,584) · 8192 = 243,531,776 B.
-  models::TransformerShape llama;
-  llama.seq_len = 8192;
-  llama.hidden = 8192;
-  llama.heads = 64;
-  llama.kv_heads = 8;
-  llama.head_dim = 128;
-  llama.ffn_hidden = 28672;
-  llama.mlp = models::MlpKind::SwiGLU;
-  llama.attention = models::AttentionKind::Fused;
+  const models::TransformerShape llama = testing::llama3_70b_block(8192);
   CHECK(strategies::layer_activation_bytes(llama, 1, 8, true, strategies::Recompute::None, models::DType::FP8) == 243'531'776.0);
 }

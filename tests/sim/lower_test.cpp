@@ -1,9 +1,9 @@
 // The lowering (sim/lower): the collectives a plan's shardings imply, counted and sized by hand on a
 // small GPT, and the pipeline sends between stages.
 //
-// The model: 2 blocks, hidden h 64, 4 heads, MLP 256, vocabulary 128, sequence s 32, tied embeddings,
-// fp16. Parameters: embeddings v·h = 8192; a block 12h² + 13h = 49,984; the final norm 2h = 128;
-// 108,288 in all.
+// The model (small_gpt.hpp): 2 blocks, hidden h 64, 4 heads, MLP 256, vocabulary 128, sequence s 32,
+// tied embeddings, fp16. Parameters: embeddings v·h = 8192; a block 12h² + 13h = 49,984; the final
+// norm 2h = 128; 108,288 in all.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "flat_machine.hpp"
+#include "small_gpt.hpp"
 #include "models/transformer.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/lower.hpp"
@@ -29,64 +30,16 @@ using strategies::Recompute;
 
 namespace {
 
-struct Lowered {
-  models::Graph graph;
-  strategies::Plan plan;
-  sim::LoweredStep step;
-};
+using testing::Coll;
+using testing::collectives;
+using testing::contains;
+using Lowered = testing::LoweredGpt;
 
-/// Lowers the small GPT with `layers` blocks under `spec` on `devices` flat chips (micro-batch
-/// `micro_batch`, global batch `global_batch`).
+/// The small GPT (small_gpt.hpp) with eager attention: the tests below count the eager attention core.
 Lowered lowered(std::int64_t layers, std::int64_t micro_batch, std::int64_t global_batch, const PlanSpec& spec, std::int64_t devices,
                 std::optional<models::DType> grad_precision = std::nullopt) {
-  models::TransformerConfig c;
-  c.attention = models::AttentionKind::Eager;  // the tests below count the eager attention core
-  c.name = "small-gpt";
-  c.layers = layers;
-  c.hidden = 64;
-  c.heads = 4;
-  c.vocab = 128;
-  c.seq_len = 32;
-  c.batch = micro_batch * strategies::resolve_dp(spec, devices);
-  Lowered out{models::build_transformer(c), {}, {}};
-  strategies::TrainingSpec training;
-  training.global_batch = global_batch;
-  training.micro_batch = micro_batch;
-  training.grad_precision = grad_precision;
-  const auto problem = strategies::check_plan(out.graph, training, spec, devices);
-  INFO((problem ? problem->pointer + ": " + problem->message : std::string("plan ok")));
-  REQUIRE_FALSE(problem);
-  out.plan = strategies::make_plan(out.graph, training, spec, devices);
-  out.step = sim::lower(out.graph, out.plan, testing::flat_cluster(devices), testing::flat_profile(1e12, 1e12));
-  return out;
+  return testing::lower_small_gpt(layers, micro_batch, global_batch, spec, devices, models::AttentionKind::Eager, grad_precision);
 }
-
-/// One collective task, as the tests look at it.
-struct Coll {
-  TaskId task;
-  CollectiveKind kind;
-  Category category;
-  std::int32_t micro_batch;
-  std::uint8_t stream;
-  std::string label;
-  double bytes;
-  std::vector<std::int64_t> group;
-  std::int64_t root;
-};
-
-std::vector<Coll> collectives(const sim::TaskGraph& g) {
-  std::vector<Coll> out;
-  for (TaskId t = 0; t < g.task_count(); ++t) {
-    if (g.kind[t] != sim::TaskKind::Collective) continue;
-    const auto& spec = g.collectives[g.owner[t]];
-    const auto members = g.group(spec.group);
-    out.push_back(Coll{t, spec.kind, g.category[t], g.micro_batch[t], g.stream[t], g.labels[g.label[t]], spec.bytes,
-                       std::vector<std::int64_t>(members.begin(), members.end()), spec.root});
-  }
-  return out;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 /// Tensor-parallel collectives of one kind for one micro-batch whose label names an op of `prefix`.
 std::int64_t tensor_comm(const std::vector<Coll>& cs, CollectiveKind kind, std::int32_t mb, const std::string& prefix) {

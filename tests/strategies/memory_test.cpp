@@ -11,6 +11,7 @@
 #include "models/transformer.hpp"
 #include "strategies/memory.hpp"
 #include "strategies/plan.hpp"
+#include "tests/models/llama3_70b_block.hpp"
 
 using namespace parasim;
 using namespace parasim::strategies;
@@ -206,15 +207,7 @@ TEST_CASE("memory: the block formula is Korthikanti's for GPT and follows the bl
   // tp 8 with sequence parallel. Per token: replicated 4h + 2h + 2h = 65,536 → /8 = 8,192; split over
   // tp: Q 2ad 16,384, K and V 4gd 4,096, output 2ad 16,384, log-sum-exp 4a 256, SwiGLU 6f 172,032:
   // 209,152 → /8 = 26,144. (8,192 + 26,144) · 8192 tokens = 281,280,512 B.
-  models::TransformerShape llama;
-  llama.seq_len = 8192;
-  llama.hidden = 8192;
-  llama.heads = 64;
-  llama.kv_heads = 8;
-  llama.head_dim = 128;
-  llama.ffn_hidden = 28672;
-  llama.mlp = models::MlpKind::SwiGLU;
-  llama.attention = models::AttentionKind::Fused;
+  const models::TransformerShape llama = testing::llama3_70b_block(8192);
   CHECK(layer_activation_bytes(llama, 1, 8, true, Recompute::None) == 281'280'512.0);
 }
 
