@@ -18,6 +18,17 @@ inline constexpr double kLayerNormFlops = 5, kBatchNormFlops = 5, kRmsNormFlops 
                         kSoftmaxFlops = 5, kDropoutFlops = 1, kAddFlops = 1, kReluFlops = 1, kLossFlops = 5,
                         kSquaredReluFlops = 2;  // max(x, 0), then its square
 
+/// A language model's loss as Megatron-Core computes it (`variant` of its Loss operator): the
+/// vocab-parallel cross-entropy of megatron/core/tensor_parallel/cross_entropy.py (tag core_r0.8.0;
+/// NeMo's GPT and Llama models use it too) runs unfused PyTorch operations over the fp32 logits, each
+/// a pass over them: forward, the maximum (read), subtracting it in place (read, write), exp in place
+/// (read, write), the sum (read) and dividing by it in place (read, write) = 8 passes, the softmax
+/// kept for the backward; backward, subtracting 1 at the targets (one element per row) and
+/// multiplying by the loss gradient in place (read, write) = 2 passes. The fp32 cast before it is its
+/// own operator.
+inline constexpr const char* kVocabParallelCrossEntropy = "vocab_parallel";
+inline constexpr double kVocabParallelCrossEntropyFwdPasses = 8, kVocabParallelCrossEntropyBwdPasses = 2;
+
 /// The share of the s × s score matrix a causal fused attention executes, as its FLOPs are counted:
 /// one half. The blocks on the diagonal run in full and are masked inside; that waste is part of
 /// the kernel's measured efficiency, which the published benchmarks state against the same half

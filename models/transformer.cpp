@@ -591,7 +591,9 @@ Graph build_transformer(const TransformerConfig& c) {
     // The cross-entropy runs in fp32 (Megatron-LM casts the logits with .float() before its
     // vocab-parallel cross-entropy; Hugging Face models do logits.float()), so its traffic is fp32.
     const OpId logits_fp32 = B.add(ops::cast_to_fp32("logits_fp32", {B.bdim(), B.sdim(), Builder::dim("v", c.vocab)}, c.dtype), {logits});
-    B.add(ops::loss("loss", {B.bdim(), B.sdim()}, Builder::dim("v", c.vocab), DType::F32), {logits_fp32});
+    Operator loss = ops::loss("loss", {B.bdim(), B.sdim()}, Builder::dim("v", c.vocab), DType::F32);
+    loss.variant = ops::kVocabParallelCrossEntropy;  // its passes over the logits (models/ops.hpp)
+    B.add(std::move(loss), {logits_fp32});
   }
   return std::move(g);
 }

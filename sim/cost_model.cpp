@@ -106,7 +106,7 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.fwd_s = attention_seconds(device, w, w.fwd_flops, w.bytes, false);
     // Backward reads Q, K, V, the output and its gradient and writes three gradients: about twice the
     // forward's traffic, as for every operator here.
-    c.bwd_s = attention_seconds(device, w, w.bwd_flops, 2 * w.bytes, true);
+    c.bwd_s = attention_seconds(device, w, w.bwd_flops, w.bwd_bytes, true);
     return c;
   }
   c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
@@ -115,7 +115,7 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.
-  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, w.bwd_flops, 2 * w.bytes, w.gemm_flops, w.bwd_kernels);
+  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, w.bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels);
   if (w.quantize_bwd_bytes > 0)
     c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);
   return c;

@@ -1,5 +1,7 @@
 #include "sim/work/op_work.hpp"
 
+#include "models/ops.hpp"
+
 #include <algorithm>
 
 #include "strategies/local_shape.hpp"
@@ -42,6 +44,12 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   }
   bytes += out_bytes;
   w.bytes = bytes;
+  w.bwd_bytes = op.kind == models::OpKind::Cast ? bytes : 2 * bytes;
+  if (op.kind == models::OpKind::Loss && op.variant == models::ops::kVocabParallelCrossEntropy) {
+    const double logits = bytes - out_bytes;
+    w.bytes = models::ops::kVocabParallelCrossEntropyFwdPasses * logits + out_bytes;
+    w.bwd_bytes = models::ops::kVocabParallelCrossEntropyBwdPasses * logits;
+  }
 
   if (w.cls == models::OpClass::Gemm || w.cls == models::OpClass::Attention) {
     auto extent = [&](const std::vector<std::string>& dims) {

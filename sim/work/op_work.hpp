@@ -15,8 +15,13 @@ struct OpWork {
   double fwd_flops = 0;                      ///< local forward FLOPs
   double bwd_flops = 0;                      ///< local backward FLOPs
   /// Bytes the forward kernel(s) read and write: activation inputs, weights (an embedding reads only
-  /// the rows it looks up) and the output, in their local sizes. Backward moves twice this.
+  /// the rows it looks up) and the output, in their local sizes (a vocab-parallel cross-entropy: its
+  /// passes over the logits, models/ops.hpp).
   double bytes = 0;
+  /// Bytes the backward kernel(s) read and write: twice `bytes` (the output gradient and the saved
+  /// tensors read, the input gradient written), except a cast, whose gradient is cast back (the
+  /// forward's bytes), and a vocab-parallel cross-entropy (its passes, models/ops.hpp).
+  double bwd_bytes = 0;
   /// A matrix product's local extents (products of its batch, m, n and k dims; 1 otherwise). For a fused
   /// attention: batch × heads, queries, keys, head dim.
   double gemm_batch = 1, gemm_m = 1, gemm_n = 1, gemm_k = 1;

@@ -117,3 +117,32 @@ TEST_CASE("memory: fp8 training saves the linear layers' inputs in fp8", "[sim][
   const models::TransformerShape llama = testing::llama3_70b_block(8192);
   CHECK(strategies::layer_activation_bytes(llama, 1, 8, true, strategies::Recompute::None, models::DType::FP8) == 243'531'776.0);
 }
+
+TEST_CASE("op work: the language-model loss counts Megatron's cross-entropy passes, a cast's gradient its own bytes", "[sim][cost]") {
+  // A 1-block GPT, vocabulary v 128, sequence s 32, batch 1, fp16: the logits are s·v = 4096 elements.
+  // The cast reads them in fp16 (8,192 B) and writes fp32 (16,384 B): 24,576 B; its gradient is cast
+  // back, the same 24,576 B. The loss over the fp32 logits (E = 16,384 B) makes 8 passes forward (max;
+  // subtract, exp and divide in place; sum) and writes s fp32 losses (128 B): 8E + 128 = 131,200 B;
+  // backward 2 passes (multiply in place by the loss gradient): 32,768 B.
+  models::TransformerConfig c;
+  c.layers = 1;
+  c.hidden = 64;
+  c.heads = 4;
+  c.vocab = 128;
+  c.seq_len = 32;
+  c.batch = 1;
+  c.dtype = models::DType::F16;
+  const models::Graph g = models::build_transformer(c);
+  auto work_of = [&](const std::string& name) {
+    for (models::OpId i = 0; i < g.op_count(); ++i)
+      if (g.op(i).name == name) return sim::op_work(g.op(i), strategies::DeviceMesh{}, strategies::OpSharding{}, models::DType::F16);
+    FAIL("no operator " << name);
+    return sim::OpWork{};
+  };
+  const sim::OpWork cast = work_of("logits_fp32");
+  CHECK(cast.bytes == 24'576.0);
+  CHECK(cast.bwd_bytes == 24'576.0);
+  const sim::OpWork loss = work_of("loss");
+  CHECK(loss.bytes == 131'200.0);
+  CHECK(loss.bwd_bytes == 32'768.0);
+}

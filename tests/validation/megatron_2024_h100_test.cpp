@@ -24,7 +24,7 @@
 
 using namespace parasim;
 
-TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per GPU within 20% and MAPE within 8%", "[validation]") {
+TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per GPU within 15% and MAPE within 8%", "[validation]") {
   const auto table = JsonDocument::read_file(std::string(PARASIM_TEST_DATA_DIR) + "/validation/megatron-2024-h100.json");
   const bool print = std::getenv("PARASIM_VALIDATION_TABLE") != nullptr;
   std::ostringstream md;
@@ -55,7 +55,7 @@ TEST_CASE("Megatron-LM 2024 H100 weak scaling: every row fits as run, TF/s per G
     INFO(model << ": predicted " << predicted << " TF/s per GPU, published " << published << " (" << 100 * error << "%)");
     // Every row ran on 80 GB H100s.
     CHECK(r.fits);
-    CHECK(std::abs(error) <= 0.20);
+    CHECK(std::abs(error) <= 0.15);
     // The what-if "as run": fp32 gradients and the overlapped parameter gather, which the runs used and
     // the rule leaves out (docs/validation.md says why); it fits too.
     REQUIRE(run.scenario.what_ifs.size() == 1);
