@@ -98,9 +98,10 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   s.file = file;
   const sim::Profile& profile = profile_of(s, profiles, reporter);
   if (auto problem = profile_problem(s, profile)) throw reporter.error(problem->pointer, problem->message);
-  if (s.training.grad_precision && s.training.precision == models::DType::F32 && *s.training.grad_precision != models::DType::F32)
-    throw reporter.error("/training/grad_precision", "found \"" + std::string(models::to_string(*s.training.grad_precision)) +
-                                                         "\", but training runs in fp32; expected \"fp32\" (gradients are kept at least as wide as the weights)");
+  if (s.training.grad_precision && !models::mixed_precision(s.training.precision) && *s.training.grad_precision != models::DType::F32)
+    throw reporter.error("/training/grad_precision", "found \"" + std::string(models::to_string(*s.training.grad_precision)) + "\", but training runs in " +
+                                                         std::string(models::to_string(s.training.precision)) +
+                                                         "; expected \"fp32\" (gradients are kept at least as wide as the weights)");
 
   const std::int64_t devices = s.cluster.device_count();
   // The plan is judged on the graph it will run: one micro-batch of every data-parallel replica.

@@ -122,7 +122,7 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
 }
 
 double optimizer_bytes_per_parameter(strategies::Optimizer optimizer, models::DType precision, models::DType grad_dtype) {
-  const bool mixed = precision != models::DType::F32;
+  const bool mixed = models::mixed_precision(precision);
   const double grad = static_cast<double>(models::bytes_of(grad_dtype));
   const double weights_out = mixed ? 2 : 0;  // the fp16/bf16 copy written back
   switch (optimizer) {

@@ -60,7 +60,7 @@ bool is_block_layer(const models::Graph& g, std::int32_t layer) {
 }  // namespace
 
 BytesPerParameter bytes_per_parameter(models::DType precision, Optimizer optimizer) {
-  const bool mixed = precision != models::DType::F32;
+  const bool mixed = models::mixed_precision(precision);
   BytesPerParameter b;
   // fp8 training keeps bf16 weights and gradients (the fp8 casts are per GEMM).
   b.weights = mixed ? 2 : 4;

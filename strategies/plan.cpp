@@ -349,13 +349,9 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.precision = training.precision;
   plan.optimizer = training.optimizer;
   plan.attention_kernel = training.attention_kernel;
-  // Absent: the weights' dtype — fp32, or the 16-bit one mixed precision keeps (fp8 training's are bf16;
-  // tf32's 16-bit, as the weights' bytes are counted).
-  const models::DType p = training.precision;
-  plan.grad_dtype = training.grad_precision ? *training.grad_precision
-                    : p == models::DType::F32                          ? models::DType::F32
-                    : p == models::DType::F16 || p == models::DType::TF32 ? models::DType::F16
-                                                                        : models::DType::BF16;
+  // Absent: the weights' dtype — fp32 (fp32 and tf32 training), or the 16-bit one mixed precision
+  // keeps (fp8 training's are bf16).
+  plan.grad_dtype = training.grad_precision ? *training.grad_precision : models::weight_dtype(training.precision);
 
   plan.description = describe_plan(spec, training, dp, plan.micro_batches);
   return plan;
@@ -382,7 +378,7 @@ std::string describe_plan(const PlanSpec& spec, const TrainingSpec& training, st
   if (spec.sequence_parallel) d << ", sequence parallel";
   if (spec.tp_comm_overlap) d << ", tp comm overlap";
   if (spec.overlap_param_gather && zero >= 1 && zero <= 2) d << ", param gather overlap";
-  if (training.grad_precision == models::DType::F32 && training.precision != models::DType::F32) d << ", fp32 gradients";
+  if (training.grad_precision == models::DType::F32 && models::mixed_precision(training.precision)) d << ", fp32 gradients";
   return d.str();
 }
 

@@ -66,7 +66,7 @@ std::vector<TaskId> UnitEmitter::emit_optimizer_steps(const std::vector<std::uin
 // ZeRO 1–2: every device updated its shard; the data-parallel group gathers the updated weights.
 void UnitEmitter::emit_parameter_gathers(const std::vector<TaskId>& optimizer_task) {
   if (!gathers_parameters()) return;
-  const double weight_bytes = static_cast<double>(models::bytes_of(plan_.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16));
+  const double weight_bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
   for (std::int64_t stage = 0; stage < plan_.pp; ++stage) {
     for (const Group& grp : layout_.groups(work_.data_axes, stage)) {
       deps_.clear();
@@ -90,7 +90,7 @@ void UnitEmitter::emit_parameter_gathers(const std::vector<TaskId>& optimizer_ta
 // gather outlasts that forward waits, at the next unit rather than between layers.
 void UnitEmitter::emit_parameter_gathers_ahead(std::int64_t c) {
   const auto uc = static_cast<std::size_t>(c);
-  const double bytes = work_.chunk_params[uc] * static_cast<double>(models::bytes_of(plan_.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16));
+  const double bytes = work_.chunk_params[uc] * static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
   if (bytes <= 0) return;
   const double first_bytes = bytes / static_cast<double>(std::max<std::int64_t>(work_.chunk_weight_layers[uc], 1));
   const std::int64_t stage = c % plan_.pp;

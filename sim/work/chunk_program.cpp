@@ -20,8 +20,8 @@ using strategies::Plan;
 
 double elem_bytes(models::DType t) { return static_cast<double>(models::bytes_of(t)); }
 
-/// Bytes of a weight or its gradient: fp32 in fp32 training, else 16-bit.
-double weight_elem_bytes(const Plan& plan) { return elem_bytes(plan.precision == models::DType::F32 ? models::DType::F32 : models::DType::F16); }
+/// Bytes of a weight: fp32 in fp32 and tf32 training, else 16-bit.
+double weight_elem_bytes(const Plan& plan) { return elem_bytes(models::weight_dtype(plan.precision)); }
 
 bool is_attention_core(const Operator& o) {
   if (o.kind == models::OpKind::Matmul || o.kind == models::OpKind::Softmax) return true;

@@ -254,6 +254,12 @@ TEST_CASE("scenario errors: meaning, located at the field at fault", "[scenarios
           "s.json:4:94: at /training/grad_precision: found \"bf16\", but training runs in fp32; expected \"fp32\" (gradients are kept at "
           "least as wide as the weights)");
   }
+  SECTION("16-bit gradients under tf32 training (fp32 weights)") {
+    t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "tf32", "grad_precision": "fp16" },)";
+    CHECK(error_of(t.str()) ==
+          "s.json:4:94: at /training/grad_precision: found \"fp16\", but training runs in tf32; expected \"fp32\" (gradients are kept at "
+          "least as wide as the weights)");
+  }
   SECTION("an attention kernel for a model without fused attention") {
     t.model = R"("model": { "preset": "resnet50" },)";
     t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "attention_kernel": "flash-attention-2" },)";
@@ -669,4 +675,10 @@ TEST_CASE("scenario: grad_precision and attention_kernel reach the plan", "[scen
   const Scenario d = parse_scenario(t.str(), "s.json");
   CHECK(parasim::strategies::make_plan(parasim::scenarios::build_model(d), d.training, d.plan, d.cluster.device_count()).grad_dtype ==
         parasim::models::DType::BF16);
+  // tf32 training keeps fp32 weights, so fp32 gradients (and no "fp32 gradients" note: nothing is widened).
+  t.training = R"("training": { "global_batch": 16, "micro_batch": 2, "precision": "tf32" },)";
+  const Scenario f = parse_scenario(t.str(), "s.json");
+  const parasim::strategies::Plan tf32 = parasim::strategies::make_plan(parasim::scenarios::build_model(f), f.training, f.plan, f.cluster.device_count());
+  CHECK(tf32.grad_dtype == parasim::models::DType::F32);
+  CHECK(tf32.description == "tp 2 × pp 2 × dp 2, 1f1b, micro-batch 2 × 4");
 }

@@ -54,8 +54,8 @@ TEST_CASE("memory: bytes per parameter of weights, gradients and optimizer state
       // Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master, momentum, variance 12 = 16
       // (Rajbhandari et al. 2020 §3.1); AdamW keeps the same state.
       Row{DType::F16, Optimizer::Adam, 2, 2, 12}, Row{DType::BF16, Optimizer::AdamW, 2, 2, 12},
-      // fp32 Adam: 4 + 4 + momentum and variance 8 = 16.
-      Row{DType::F32, Optimizer::Adam, 4, 4, 8},
+      // fp32 Adam: 4 + 4 + momentum and variance 8 = 16. tf32 is a math mode over fp32 tensors: the same.
+      Row{DType::F32, Optimizer::Adam, 4, 4, 8}, Row{DType::TF32, Optimizer::Adam, 4, 4, 8},
       // SGD with momentum: mixed 2 + 2 + master 4 + momentum 4; fp32 4 + 4 + momentum 4.
       Row{DType::F16, Optimizer::SGDMomentum, 2, 2, 8}, Row{DType::F32, Optimizer::SGDMomentum, 4, 4, 4},
       // Plain SGD: mixed keeps only the fp32 master (4); fp32 keeps nothing.
