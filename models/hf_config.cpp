@@ -131,18 +131,26 @@ const Architecture& find_architecture(const JsonDocument& doc) {
 }
 
 // What every decoder imported here shares with Llama: pre-norm RMSNorm, rotary positions, SwiGLU
-// experts and MLPs, no dropout, untied LM head unless told otherwise.
-void import_decoder_shape(const Fields& f, TransformerConfig& c) {
+// experts and MLPs, no biases, no dropout, untied LM head unless told otherwise. max_position_embeddings
+// is required unless the architecture's config class gives a default (`default_positions` > 0).
+void import_decoder_shape(const Fields& f, TransformerConfig& c, std::int64_t default_positions = 0) {
   c.hidden = f.size("hidden_size");
   c.layers = f.size("num_hidden_layers", kMaxLayers);
   c.heads = f.size("num_attention_heads");
   c.vocab = f.size("vocab_size");
-  c.seq_len = f.size("max_position_embeddings");
+  c.seq_len = default_positions > 0 ? f.size_or("max_position_embeddings", default_positions) : f.size("max_position_embeddings");
   c.norm = NormKind::RMSNorm;
   c.mlp = MlpKind::SwiGLU;
   c.bias = false;
   c.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
   c.dropout = false;  // attention_dropout is 0 in the released configs; no residual dropout
+}
+
+// Grouped-query attention: the query heads split evenly over the key-value heads.
+void check_grouped_heads(const Fields& f, const TransformerConfig& c) {
+  if (c.heads % c.effective_kv_heads() != 0)
+    throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
+                                             ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
 }
 
 void check_top_k(const Fields& f, const TransformerConfig& c, const std::string& experts_key) {
@@ -178,9 +186,7 @@ void import_qwen_moe(const Fields& f, Family family, TransformerConfig& c) {
     c.qk_norm = true;
     c.attention_bias = f.boolean_or("attention_bias", false);
   }
-  if (c.heads % c.effective_kv_heads() != 0)
-    throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
-                                             ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+  check_grouped_heads(f, c);
 }
 
 // DeepSeek-V2 and -V3 (their modeling_deepseek.py, and transformers' DeepseekV2/V3 classes):
@@ -247,9 +253,7 @@ void import_gpt_oss(const Fields& f, TransformerConfig& c) {
                              "\": parasim models gpt-oss's alternation of sliding and full attention, starting with sliding");
     }
   }
-  if (c.heads % c.effective_kv_heads() != 0)
-    throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
-                                             ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+  check_grouped_heads(f, c);
 }
 
 // The model's name: "_name_or_path" when the config records it, else the folder of a "config.json"
@@ -333,56 +337,33 @@ TransformerConfig transformer_config_from_hf(const JsonDocument& doc) {
     // transformers' NemotronConfig (Nemotron-4, Minitron): pre-norm LayerNorm1P (a LayerNorm with
     // weight and bias, applied as weight + 1), a squared-ReLU MLP of up and down projections (no gate),
     // grouped-query attention, partial rotary positions (no parameters), no biases, untied head.
-    c.hidden = f.size("hidden_size");
-    c.layers = f.size("num_hidden_layers", kMaxLayers);
-    c.heads = f.size("num_attention_heads");
+    import_decoder_shape(f, c, 4096);  // NemotronConfig's default max_position_embeddings
     c.ffn_hidden = f.size("intermediate_size");
-    c.vocab = f.size("vocab_size");
     c.kv_heads = f.size_or("num_key_value_heads", c.heads);
     c.head_dim = f.size_or("head_dim", 0);
-    c.seq_len = f.size_or("max_position_embeddings", 4096);  // NemotronConfig's default
     c.norm = NormKind::LayerNorm;
     c.mlp = MlpKind::SquaredRelu;
-    c.bias = false;
-    c.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
-    c.dropout = false;
     f.require_value("hidden_act", "relu2", "Nemotron's MLP is modelled as squared ReLU");
     f.require_value("attention_bias", false, "biases on the attention projections are not modelled for this architecture");
     f.require_value("mlp_bias", false, "biases on the MLP projections are not modelled for this architecture");
-    if (c.heads % c.effective_kv_heads() != 0)
-      throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
-                                               ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+    check_grouped_heads(f, c);
   } else {
     // transformers' LlamaConfig and its relatives: pre-norm RMSNorm, rotary positions, SwiGLU MLP,
     // grouped-query attention, no biases (Qwen2: on q, k and v), untied LM head unless told otherwise.
-    c.hidden = f.size("hidden_size");
-    c.layers = f.size("num_hidden_layers", kMaxLayers);
-    c.heads = f.size("num_attention_heads");
+    // transformers' defaults for max_position_embeddings: Llama 2048, Mistral and Mixtral 4096·32, Qwen2 32768.
+    import_decoder_shape(f, c, arch.family == Family::Llama ? 2048 : arch.family == Family::Qwen2 ? 32768 : 4096 * 32);
     c.ffn_hidden = f.size("intermediate_size");
-    c.vocab = f.size("vocab_size");
     c.kv_heads = f.size_or("num_key_value_heads", c.heads);
     c.head_dim = f.size_or("head_dim", 0);
-    // transformers' defaults for max_position_embeddings: Llama 2048, Mistral and Mixtral 4096·32, Qwen2 32768.
-    const std::int64_t default_positions = arch.family == Family::Llama ? 2048 : arch.family == Family::Qwen2 ? 32768 : 4096 * 32;
-    c.seq_len = f.size_or("max_position_embeddings", default_positions);
-    c.norm = NormKind::RMSNorm;
-    c.mlp = MlpKind::SwiGLU;
-    c.bias = false;
     c.qkv_bias = arch.family == Family::Qwen2;
-    c.tied_embeddings = f.boolean_or("tie_word_embeddings", false);
-    c.dropout = false;  // these models apply no residual or embedding dropout; attention_dropout is 0 in released configs
     f.require_value("attention_bias", false, "biases on the attention projections are not modelled for this architecture");
     f.require_value("mlp_bias", false, "biases on the MLP projections are not modelled for this architecture");
     if (arch.family == Family::Mixtral) {
       c.experts = f.size("num_local_experts");
       c.experts_per_token = f.size_or("num_experts_per_tok", 2);
-      if (c.experts_per_token > c.experts)
-        throw f.error("num_experts_per_tok", "num_experts_per_tok (" + std::to_string(c.experts_per_token) +
-                                                 ") exceeds num_local_experts (" + std::to_string(c.experts) + ")");
+      check_top_k(f, c, "num_local_experts");
     }
-    if (c.heads % c.effective_kv_heads() != 0)
-      throw f.error("num_key_value_heads", "num_key_value_heads (" + std::to_string(c.effective_kv_heads()) +
-                                               ") must divide num_attention_heads (" + std::to_string(c.heads) + ")");
+    check_grouped_heads(f, c);
   }
   if (arch.family == Family::Gpt2 || arch.family == Family::Bert) c.seq_len = c.max_positions;
   if (c.head_dim == 0 && c.hidden % c.heads != 0) {
