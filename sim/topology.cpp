@@ -187,4 +187,16 @@ void route(const Cluster& c, const LinkLayout& layout, std::int64_t src, std::in
   }
 }
 
+void device_links(const Cluster& c, const LinkLayout& layout, std::int64_t device, std::vector<LinkId>& out) {
+  PARASIM_CHECK(device >= 0 && device < c.device_count(), "device " + std::to_string(device) + " is not in the cluster");
+  if (is_torus_net(c)) return;
+  out.push_back(up(layout.ports, device));
+  out.push_back(down(layout.ports, device));
+  if (has_nics(c) && c.nics_per_node == c.devices_per_node) {
+    const std::int64_t nic = c.node_of(device) * c.nics_per_node + c.nic_of(device);
+    out.push_back(up(layout.nics, nic));
+    out.push_back(down(layout.nics, nic));
+  }
+}
+
 }  // namespace parasim::sim

@@ -62,6 +62,10 @@ struct LinkLayout {
 /// dst). Preconditions: both are device ids of the cluster.
 void route(const Cluster& cluster, const LinkLayout& layout, std::int64_t src, std::int64_t dst, std::vector<LinkId>& out);
 
+/// Appends to `out` the links only `device` drives: its port up and down, and its NIC up and down
+/// when its node has a NIC per device (a torus chip's links are its neighbours' too: none).
+void device_links(const Cluster& cluster, const LinkLayout& layout, std::int64_t device, std::vector<LinkId>& out);
+
 /// A cluster with its link layout: a plain value (it keeps a copy of the cluster).
 class Topology {
  public:

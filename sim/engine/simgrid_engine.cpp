@@ -67,7 +67,7 @@ std::string drain(int fd, std::size_t keep) {
 }  // namespace
 
 SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
-                            std::span<const double> device_speed_flops) {
+                            std::span<const double> device_speed_flops, const Interference& interference) {
   const std::size_t tasks = graph.task_count();
   SharedMemory memory(sizeof(Header) + 2 * tasks * sizeof(std::int64_t) + 1);
   auto* header = new (memory.data()) Header{};
@@ -92,7 +92,7 @@ SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std:
     close(console[1]);
     try {
       simgrid_detail::Output out{{times, tasks}, {times + tasks, tasks}, 0, 0, 0, 0, 0, 0};
-      simgrid_detail::run_here(graph, cluster, flows, device_speed_flops, out);
+      simgrid_detail::run_here(graph, cluster, flows, device_speed_flops, interference, out);
       header->makespan_ps = out.makespan_ps;
       header->activities = out.activities;
       header->communications = out.communications;

@@ -6,6 +6,11 @@
 ///   direction of every link of sim/topology.hpp that some flow crosses, at its raw bandwidth.
 /// - Compute, copy and load tasks keep the durations the cost model gave them at lowering; the
 ///   dataflow walk over the device streams times them (simgrid_run.cpp), SimGrid times the network.
+///   Under interference (sim/engine/interference.hpp) a compute task runs in SimGrid instead, as an
+///   execution on its device's host, whose speed drops to the compute rate while a collective is
+///   in flight on the device; while the device computes, the links only it drives (its port, and
+///   its own NIC on a node with a NIC per device) carry the communication rate of their bandwidth,
+///   so a collective crossing them slows as its devices compute.
 /// - A collective runs the flows of its algorithm (sim/collectives.hpp, collective_flows, for the
 ///   algorithm the closed form chose), phase after phase; a phase ends when its last flow does.
 /// - Every device stream is one ordered queue whose tasks start in issue order (FIFO), each once its
@@ -25,6 +30,7 @@
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
+#include "sim/engine/interference.hpp"
 #include "sim/task_graph.hpp"
 
 namespace parasim::sim {
@@ -46,9 +52,10 @@ struct SimGridRun {
 
 /// Runs `graph` on `cluster` under SimGrid. `flows[i]` are the flows of TaskGraph::collectives[i]
 /// (collective_flows of its resolved algorithm); `device_speed_flops[d]` the compute speed of
-/// device d, FLOP/s. Throws InternalError when the child process fails (its reason included) or a
-/// task can never start (a lowering bug: it names the task).
+/// device d, FLOP/s; `interference`: the rates of each device (none: overlap is free). Throws
+/// InternalError when the child process fails (its reason included) or a task can never start (a
+/// lowering bug: it names the task).
 [[nodiscard]] SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
-                                          std::span<const double> device_speed_flops);
+                                          std::span<const double> device_speed_flops, const Interference& interference = {});
 
 }  // namespace parasim::sim

@@ -33,6 +33,11 @@
 // has nothing to decide about it: the stream actor times it itself (see State). Measured on the
 // GPT-3 175B step on 1024 GPUs, giving each compute task a SimGrid sleep instead made 13 million
 // activities and took over four times as long, for the same timeline to a few nanoseconds.
+// Under interference (sim/engine/interference.hpp) a compute task's duration depends on the
+// collectives beside it, which SimGrid decides, so compute runs in SimGrid then: an execution on the
+// device's host, whose pstates are its speed at each compute rate, switched as collectives start
+// and end on the device; and while a device computes, the links only it drives
+// (sim/topology.hpp, device_links) carry the communication rate of their bandwidth.
 #include "sim/engine/simgrid_run.hpp"
 
 #include <simgrid/s4u.hpp>
@@ -41,6 +46,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -135,10 +141,12 @@ std::int64_t now_ps() { return static_cast<std::int64_t>(std::llround(sg4::Engin
 /// is then the network's alone: a thousand-GPU step holds about ten million compute tasks and one
 /// million collectives.
 struct State {
-  State(const TaskGraph& graph, const Plans& p, Output& o) : g(graph), plans(p), out(o) {}
+  State(const TaskGraph& graph, const Plans& p, const Interference& x, Output& o) : g(graph), plans(p), interference(x), out(o) {}
 
   const TaskGraph& g;
   const Plans& plans;
+  const Interference& interference;
+  bool interfered = false;  ///< compute runs in SimGrid, at the rates of `interference`
   std::vector<sg4::Host*> route_hosts;
   sg4::Host* sink = nullptr;
   sg4::Host* home = nullptr;  ///< where the controller and runners live (they do no work of their own)
@@ -168,6 +176,57 @@ struct State {
   std::vector<std::unique_ptr<Runner>> runners;
   std::vector<Runner*> idle;
 
+  /// Per device, under interference: its host, the compute rate of each of its pstates, the links
+  /// only it drives with their full bandwidth, whether it computes, and its collectives in flight by
+  /// kind.
+  struct DeviceState {
+    sg4::Host* host = nullptr;
+    std::vector<double> pstate_rates;
+    std::vector<std::pair<sg4::Link*, double>> links;
+    double link_rate = 1;
+    bool computing = false;
+    std::array<int, kCollectiveKindCount> in_flight{};
+  };
+  std::vector<DeviceState> devices;
+
+  /// Sets device d's speed and its links' bandwidth for what runs on it now.
+  void refresh(std::size_t d) {
+    DeviceState& dev = devices[d];
+    const InterferenceRates& rates = interference.of(static_cast<std::int64_t>(d));
+    double compute = 1, communication = 1;
+    for (std::size_t k = 0; k < kCollectiveKindCount; ++k)
+      if (dev.in_flight[k] > 0) {
+        compute = std::min(compute, rates.compute[k]);
+        communication = std::min(communication, rates.communication[k]);
+      }
+    const auto pstate = std::find(dev.pstate_rates.begin(), dev.pstate_rates.end(), compute) - dev.pstate_rates.begin();
+    if (static_cast<unsigned long>(pstate) != dev.host->get_pstate()) dev.host->set_pstate(static_cast<unsigned long>(pstate));
+    const double link_rate = dev.computing ? communication : 1;
+    if (link_rate != dev.link_rate) {
+      dev.link_rate = link_rate;
+      for (const auto& [link, bandwidth] : dev.links) link->set_bandwidth(bandwidth * link_rate);
+    }
+  }
+  void collective_on_devices(TaskId t, int delta) {
+    std::int64_t scratch = 0;
+    const auto k = static_cast<std::size_t>(g.collectives[g.owner[t]].kind);
+    for (const std::int64_t d : g.devices_of(t, scratch)) {
+      devices[static_cast<std::size_t>(d)].in_flight[k] += delta;
+      refresh(static_cast<std::size_t>(d));
+    }
+  }
+  void run_compute(TaskId t) {
+    const auto d = static_cast<std::size_t>(g.owner[t]);
+    DeviceState& dev = devices[d];
+    dev.computing = true;
+    refresh(d);
+    const double flops = static_cast<double>(g.duration_ps[t]) * 1e-12 * dev.host->get_pstate_speed(0);
+    sg4::this_actor::exec_init(flops)->set_host(dev.host)->start()->wait();
+    ++out.activities;
+    dev.computing = false;
+    refresh(d);
+  }
+
   void count_sync() { ++out.activities; ++out.synchronisations; }
 
   void finish(TaskId t, std::int64_t at) {
@@ -195,13 +254,15 @@ struct State {
       const TaskId t = queue[head[r]];
       if (remaining[t] > 0) return;
       const std::int64_t start = std::max(stream_ps[r], ready_ps[t]);
-      if (g.kind[t] != TaskKind::Collective) {
+      if (g.kind[t] != TaskKind::Collective && !(interfered && g.kind[t] == TaskKind::Compute)) {
         out.start_ps[t] = start;
         stream_ps[r] = start + g.duration_ps[t];
         ++head[r];
         finish(t, stream_ps[r]);
         continue;
       }
+      // A collective waits for every member's stream; under interference a compute task goes to a
+      // runner the same way (its one stream is its only member).
       if (arrived_at_[r] == t) return;  // this member already waits here
       arrived_at_[r] = t;
       ready_ps[t] = std::max(ready_ps[t], start);  // the collective starts at its members' latest arrival
@@ -227,7 +288,8 @@ struct State {
     runner->go->release();
   }
 
-  /// A collective finished at SimGrid's now: its members' streams move on.
+  /// A collective (or, under interference, a compute task) finished at SimGrid's now: its members'
+  /// streams move on.
   void complete(TaskId t) {
     --running;
     const std::int64_t at = std::max(out.start_ps[t], now_ps());
@@ -276,7 +338,15 @@ struct State {
         sg4::this_actor::sleep_for(static_cast<double>(me.start_ps - now) * 1e-12);
         ++out.activities;
       }
-      run_collective(g.owner[me.task]);
+      if (g.kind[me.task] == TaskKind::Compute) {
+        run_compute(me.task);
+      } else if (interfered) {
+        collective_on_devices(me.task, +1);
+        run_collective(g.owner[me.task]);
+        collective_on_devices(me.task, -1);
+      } else {
+        run_collective(g.owner[me.task]);
+      }
       done.push_back(me.task);
       idle.push_back(&me);
       wake->release();
@@ -314,10 +384,12 @@ struct State {
 }  // namespace
 
 void run_here(const TaskGraph& g, const Cluster& cluster, std::span<const CollectiveFlows> flows, std::span<const double> device_speed_flops,
-              Output& out) {
+              const Interference& interference, Output& out) {
   PARASIM_CHECK(flows.size() == g.collectives.size(), "one flow plan per collective of the task graph");
   PARASIM_CHECK(static_cast<std::int64_t>(device_speed_flops.size()) == g.devices && g.devices == cluster.device_count(),
                 "one speed per device of the cluster");
+  const bool interfered = !interference.none();
+  PARASIM_CHECK(!interfered || static_cast<std::int64_t>(interference.of_device.size()) == g.devices, "one interference entry per device");
   const Topology topology(cluster);
   const Plans plans = plan_communications(topology, flows);
 
@@ -334,14 +406,37 @@ void run_here(const TaskGraph& g, const Cluster& cluster, std::span<const Collec
   sg4::Engine::set_config("contexts/guard-size:0");
 
   auto* zone = sg4::create_star_zone("parasim");
-  for (std::int64_t d = 0; d < g.devices; ++d)
-    zone->create_host("device" + std::to_string(d), device_speed_flops[static_cast<std::size_t>(d)])->seal();
-  State st(g, plans, out);
+  State st(g, plans, interference, out);
+  st.interfered = interfered;
+  st.devices.resize(static_cast<std::size_t>(g.devices));
+  for (std::int64_t d = 0; d < g.devices; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    const double speed = device_speed_flops[i];
+    // Pstate 0 is full speed; under interference one more per distinct compute rate below 1.
+    std::vector<double> rates{1};
+    if (interfered)
+      for (const double r : interference.of(d).compute)
+        if (std::find(rates.begin(), rates.end(), r) == rates.end()) rates.push_back(r);
+    std::vector<double> speeds;
+    for (const double r : rates) speeds.push_back(speed * r);
+    st.devices[i].host = zone->create_host("device" + std::to_string(d), speeds)->seal();
+    st.devices[i].pstate_rates = std::move(rates);
+  }
   st.sink = zone->create_host("sink", 1)->seal();
   std::map<LinkId, sg4::Link*> links;
   for (const auto& route : plans.routes)
     for (const LinkId l : route)
       if (!links.count(l)) links[l] = zone->create_link(topology.link_name(l), topology.link(l).bandwidth_bytes_per_s)->seal();
+  if (interfered) {
+    std::vector<LinkId> own;
+    for (std::int64_t d = 0; d < g.devices; ++d) {
+      own.clear();
+      device_links(cluster, topology.layout(), d, own);
+      for (const LinkId l : own)
+        if (const auto it = links.find(l); it != links.end())
+          st.devices[static_cast<std::size_t>(d)].links.emplace_back(it->second, topology.link(l).bandwidth_bytes_per_s);
+    }
+  }
   for (std::size_t r = 0; r < plans.routes.size(); ++r) {
     sg4::Host* host = zone->create_host("route" + std::to_string(r), 1)->seal();
     std::vector<sg4::LinkInRoute> path;

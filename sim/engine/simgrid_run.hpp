@@ -7,6 +7,7 @@
 
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
+#include "sim/engine/interference.hpp"
 #include "sim/task_graph.hpp"
 
 namespace parasim::sim::simgrid_detail {
@@ -26,6 +27,6 @@ struct Output {
 /// Builds the platform and the actors and runs the simulation to its end. Throws InternalError when
 /// a task never starts. Precondition: no SimGrid engine exists in this process yet.
 void run_here(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
-              std::span<const double> device_speed_flops, Output& out);
+              std::span<const double> device_speed_flops, const Interference& interference, Output& out);
 
 }  // namespace parasim::sim::simgrid_detail

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
+#include "sim/engine/interference_engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/summarize.hpp"
 #include "sim/task_graph.hpp"
@@ -71,6 +72,12 @@ Timeline worklist(const TaskGraph& g, std::span<const Picoseconds> ps) {
 const Engine kDataflow{"simulate_fifo (id order where the queues follow the ids)", &dataflow_order};
 const Engine kWorklist{"simulate_fifo (dataflow worklist)", &worklist};
 const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
+// The interference engine with every rate 1 must give the same timelines (sim/engine/interference_engine.hpp).
+Timeline free_overlap(const TaskGraph& g, std::span<const Picoseconds> ps) {
+  const Interference x{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0)};
+  return simulate_interference(g, ps, x).timeline;
+}
+const Engine kInterference{"simulate_interference (fluid event loop, every rate 1)", &free_overlap};
 
 /// The message of the InternalError `f` throws (empty when it throws nothing).
 template <class F>
@@ -86,7 +93,7 @@ std::string internal_error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   TaskGraphBuilder b(1, {Stream::Compute});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
@@ -99,7 +106,7 @@ TEST_CASE("engine: a chain on one stream runs back to back", "[sim][engine]") {
 }
 
 TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   TaskGraphBuilder b(1, {Stream::Compute, Stream::TensorComm});
   const TaskId a = issued(b, 0, kCompute, 10, "A");
@@ -115,7 +122,7 @@ TEST_CASE("engine: two streams of one device overlap", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the one issued before it", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   TaskGraphBuilder b(1, {Stream::Compute, Stream::TensorComm});
   const TaskId w = issued(b, 0, kComm, 50, "W");
@@ -142,7 +149,7 @@ TEST_CASE("engine: a stream is FIFO — a task ready first still waits for the o
 }
 
 TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   TaskGraphBuilder b(3, {Stream::Compute, Stream::TensorComm});
   const TaskId f0 = issued(b, 0, kCompute, 10, "F0");
@@ -170,7 +177,7 @@ TEST_CASE("engine: a collective starts when its last member reaches it", "[sim][
 }
 
 TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   TaskGraphBuilder b(2, {Stream::Compute, Stream::Pipeline});
   constexpr std::uint8_t kP2p = 1;
@@ -197,7 +204,7 @@ TEST_CASE("engine: a send occupies only the sender's stream", "[sim][engine]") {
 }
 
 TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   SECTION("a task issued before its own dependency on the same stream") {
     TaskGraphBuilder b(1, {Stream::Compute});
@@ -227,7 +234,7 @@ TEST_CASE("engine: a deadlock is an InternalError naming a task", "[sim][engine]
 }
 
 TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[sim][engine]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   // Two independent 10 ps tasks finish together; a zero-length marker joins them; two 5 ps tasks follow
   // it, then a zero-length collective over both devices. Built twice, with the task ids permuted.
@@ -273,7 +280,7 @@ TEST_CASE("engine: equal-time ties give one timeline, whatever the task ids", "[
 }
 
 TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p-1)·α", "[sim][engine][collectives]") {
-  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents);
+  const Engine engine = GENERATE(kDataflow, kWorklist, kEvents, kInterference);
   INFO(engine.name);
   const std::int64_t p = GENERATE(2, 3, 4, 8);
   // One node of p devices joined by 100 GB/s, 1 µs links whose efficiency is 1 at every size.
@@ -337,6 +344,7 @@ TEST_CASE("engine: both implementations give the same timeline on a random task 
   const Timeline events = simulate_fifo_events(g, coll_ps);
   CHECK(dataflow == events);
   CHECK(worklist(g, coll_ps) == events);
+  CHECK(free_overlap(g, coll_ps) == events);
   // And the timeline is a schedule: every task starts after its dependencies finish.
   std::int64_t early = 0;
   for (TaskId t = 0; t < g.task_count(); ++t)

@@ -1,0 +1,37 @@
+#pragma once
+/// Interference rates: what a compute kernel keeps of its speed while a collective runs beside it on
+/// its device, and what the collective keeps while the device computes, per device kind and
+/// collective kind. The engines take them as a parameter (sim/engine/interference_engine.hpp for
+/// the analytical backend, sim/engine/simgrid_engine.hpp for SimGrid); the profile holds them
+/// (sim/profile.hpp, DeviceProfile::interference).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace parasim::sim {
+
+inline constexpr std::size_t kCollectiveKindCount = 6;  ///< CollectiveKind's enumerators
+
+/// One device kind's interference rates, by collective kind (indexed by CollectiveKind). Each is a
+/// fraction of full speed in (0, 1].
+struct InterferenceRates {
+  /// What a compute kernel keeps of its speed while a collective of the kind is in flight beside it.
+  std::array<double, kCollectiveKindCount> compute{1, 1, 1, 1, 1, 1};
+  /// What a collective of the kind keeps of its speed while its device runs a compute kernel.
+  std::array<double, kCollectiveKindCount> communication{1, 1, 1, 1, 1, 1};
+  bool operator==(const InterferenceRates&) const = default;
+  [[nodiscard]] bool none() const;
+};
+
+/// The rates of every device of a TaskGraph: a few distinct sets (one per device kind) and, per
+/// device, which one.
+struct Interference {
+  std::vector<InterferenceRates> rates;
+  std::vector<std::uint32_t> of_device;  ///< per device: index into rates
+  bool operator==(const Interference&) const = default;
+  /// No rate below 1 (or no devices): overlap is free and simulate_fifo gives the timeline.
+  [[nodiscard]] bool none() const;
+  [[nodiscard]] const InterferenceRates& of(std::int64_t device) const { return rates[of_device[static_cast<std::size_t>(device)]]; }
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,182 @@
+// Compute–communication interference (sim/engine/interference.hpp) on task graphs written by hand:
+// each timeline is derived beside its check from the fluid model — a compute task runs at rate r_c
+// while a collective is in flight on its device, a collective at r_m while one of its devices
+// computes, and each task's work left is advanced at every rate change.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "test_clusters.hpp"
+
+#include "sim/collectives.hpp"
+#include "sim/engine/fifo_engine.hpp"
+#include "sim/engine/interference_engine.hpp"
+#include "sim/engine/simgrid_engine.hpp"
+#include "sim/simulate.hpp"
+#include "sim/summarize.hpp"
+#include "sim/task_graph.hpp"
+
+using namespace parasim;
+using namespace parasim::sim;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+constexpr std::uint8_t kCompute = 0, kComm = 1;
+constexpr std::int64_t kUs = 1'000'000;  // picoseconds per microsecond
+
+/// Rates r_c for compute and r_m for communication under every collective kind.
+InterferenceRates uniform(double compute, double communication) {
+  InterferenceRates r;
+  r.compute.fill(compute);
+  r.communication.fill(communication);
+  return r;
+}
+
+/// Every device of a `devices`-device graph at `rates`.
+Interference everywhere(std::int64_t devices, InterferenceRates rates) {
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0)};
+}
+
+/// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
+/// bytes over both takes 2·(p−1)/p · S/B = S / 100e9 s exactly, on both backends.
+Cluster pair_of_devices() {
+  Cluster c = parasim::testing::switched(1, 2);
+  c.intra = parasim::testing::flat("fast", 100e9, 0);
+  return c;
+}
+
+/// The two-task case: a GEMM of `gemm_us` on device 0's compute stream and, issued at the same
+/// time, an all-reduce of `bytes` over devices 0 and 1 on their communication streams.
+TaskGraph gemm_beside_all_reduce(std::int64_t gemm_us, double bytes) {
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+  b.enqueue(b.add(TaskKind::Compute, 0, kCompute, Picoseconds(gemm_us * kUs), Category::Backward, -1, b.label("GEMM"), {}));
+  const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, b.group(std::vector<std::int64_t>{0, 1}), bytes, -1});
+  b.enqueue(b.add_collective(cid, kComm, Category::GradientComm, -1, b.label("all-reduce"), {}));
+  return std::move(b).finish();
+}
+
+struct Run {
+  std::vector<std::int64_t> start_ps, finish_ps;
+};
+
+Run run(const TaskGraph& g, const Cluster& cluster, const Interference& x, Backend backend) {
+  const std::vector<CollectiveEstimate> estimates = estimate_collectives(g, cluster);
+  if (backend == Backend::Analytical) {
+    std::vector<Picoseconds> ps;
+    for (const auto& e : estimates) ps.push_back(e.time);
+    InterferedTimeline tl = simulate_interference(g, ps, x);
+    return {tl.timeline.start_ps, tl.finish_ps};
+  }
+  const std::vector<CollectiveFlows> flows = collective_flows_of(g, cluster, estimates);
+  const std::vector<double> speeds(static_cast<std::size_t>(cluster.device_count()), 1e12);
+  SimGridRun r = simulate_simgrid(g, cluster, flows, speeds, x);
+  return {r.timeline.start_ps, r.finish_ps};
+}
+
+/// Picoseconds as microseconds.
+double us(std::int64_t ps) { return static_cast<double>(ps) / kUs; }
+
+}  // namespace
+
+TEST_CASE("interference: a GEMM and an all-reduce overlapping it slow each other, on both backends", "[sim][engine][interference][simgrid]") {
+  const Backend backend = GENERATE(Backend::Analytical, Backend::SimGrid);
+  INFO(to_string(backend));
+  const Cluster cluster = pair_of_devices();
+  // r_c = 0.8: the GEMM keeps 80% of its speed while the all-reduce runs on its device;
+  // r_m = 0.5: the all-reduce keeps half its speed while device 0 computes.
+  const Interference x = everywhere(2, uniform(0.8, 0.5));
+  // SimGrid times in doubles: its finishes agree to a picosecond or so.
+  const double tolerance_us = backend == Backend::Analytical ? 0 : 1e-5;
+
+  SECTION("the all-reduce ends first") {
+    // GEMM 100 µs alone; all-reduce of 6 MB: 6e6 / 100e9 = 60 µs alone. Both start at 0.
+    // At the rates: the all-reduce would end at 60 / 0.5 = 120 µs, the GEMM at 100 / 0.8 = 125 µs;
+    // the all-reduce ends first, at 120 µs. By then the GEMM has done 120 · 0.8 = 96 µs of its
+    // work; its last 4 µs run at full speed: it ends at 124 µs.
+    const Run r = run(gemm_beside_all_reduce(100, 6e6), cluster, x, backend);
+    CHECK(r.start_ps[0] == 0);
+    CHECK(r.start_ps[1] == 0);
+    CHECK_THAT(us(r.finish_ps[1]), WithinAbs(120, tolerance_us));
+    CHECK_THAT(us(r.finish_ps[0]), WithinAbs(124, tolerance_us));
+  }
+  SECTION("the GEMM ends first") {
+    // GEMM 30 µs, all-reduce 60 µs alone. The GEMM ends at 30 / 0.8 = 37.5 µs; the all-reduce has
+    // done 37.5 · 0.5 = 18.75 µs of its work, and its last 41.25 µs run at full speed: it ends at
+    // 37.5 + 41.25 = 78.75 µs.
+    const Run r = run(gemm_beside_all_reduce(30, 6e6), cluster, x, backend);
+    CHECK_THAT(us(r.finish_ps[0]), WithinAbs(37.5, tolerance_us));
+    CHECK_THAT(us(r.finish_ps[1]), WithinAbs(78.75, tolerance_us));
+  }
+  SECTION("without interference the overlap is free") {
+    // Rates 1: GEMM [0, 100), all-reduce [0, 60).
+    const Run r = run(gemm_beside_all_reduce(100, 6e6), cluster, Interference{}, backend);
+    const Run plain = run(gemm_beside_all_reduce(100, 6e6), cluster, everywhere(2, uniform(1, 1)), backend);
+    CHECK_THAT(us(plain.finish_ps[0]), WithinAbs(100, tolerance_us));
+    CHECK_THAT(us(plain.finish_ps[1]), WithinAbs(60, tolerance_us));
+    if (backend == Backend::SimGrid) {
+      CHECK_THAT(us(r.finish_ps[0]), WithinAbs(100, tolerance_us));
+      CHECK_THAT(us(r.finish_ps[1]), WithinAbs(60, tolerance_us));
+    }
+  }
+}
+
+TEST_CASE("interference: rates change at every start and end, by collective kind", "[sim][engine][interference]") {
+  // One device, three streams: compute, and two communication streams. Collectives over a group of
+  // one device cost what the table says (built by hand, no cluster).
+  TaskGraphBuilder b(1, {Stream::Compute, Stream::DataComm, Stream::TensorComm});
+  const TaskId gemm = b.add(TaskKind::Compute, 0, kCompute, Picoseconds(100), Category::Forward, -1, b.label("GEMM"), {});
+  b.enqueue(gemm);
+  const auto gather = b.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Ring, b.group(std::vector<std::int64_t>{0}), 1, -1});
+  const auto reduce = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, b.group(std::vector<std::int64_t>{0}), 2, -1});
+  const TaskId ag = b.add_collective(gather, 1, Category::GradientComm, -1, b.label("gather"), {});
+  b.enqueue(ag);
+  // The all-reduce, on the other stream, waits for the gather.
+  const TaskId ar = b.add_collective(reduce, 2, Category::TensorComm, -1, b.label("all-reduce"), std::vector<TaskId>{ag});
+  b.enqueue(ar);
+  const TaskGraph g = std::move(b).finish();
+  InterferenceRates rates;
+  rates.compute[static_cast<std::size_t>(CollectiveKind::AllGather)] = 0.5;
+  rates.compute[static_cast<std::size_t>(CollectiveKind::AllReduce)] = 0.25;
+  rates.communication[static_cast<std::size_t>(CollectiveKind::AllGather)] = 0.5;
+  rates.communication[static_cast<std::size_t>(CollectiveKind::AllReduce)] = 1;
+  const std::vector<Picoseconds> ps{Picoseconds(40), Picoseconds(10)};
+  const InterferedTimeline tl = simulate_interference(g, ps, everywhere(1, rates));
+  // t = 0: GEMM (100 ps of work) and the gather (40) start; the GEMM runs at the gather's 0.5, the
+  // gather at 0.5 (the device computes): the gather ends at 80 ps, the GEMM has done 40.
+  CHECK(tl.finish_ps[ag] == 80);
+  // t = 80: the all-reduce (10 ps of work, after the gather) starts; the GEMM runs at its 0.25,
+  // the all-reduce keeps rate 1: it ends at 90 ps, the GEMM has done 40 + 10 · 0.25 = 42.5.
+  CHECK(tl.timeline.start_ps[ar] == 80);
+  CHECK(tl.finish_ps[ar] == 90);
+  // t = 90: nothing beside the GEMM: its last 57.5 ps end at 147.5, rounded to 148 ps.
+  CHECK(tl.finish_ps[gemm] == 148);
+  CHECK(tl.timeline.makespan == Picoseconds(148));
+  // It ran 148 ps for 100 ps of work: 48 ps of stretch.
+  CHECK(tl.compute_stretch_ps[0] == 48);
+}
+
+TEST_CASE("interference: a collective slows while any of its devices computes", "[sim][engine][interference]") {
+  // Two devices; device 1 computes 30 ps, device 0 nothing; an all-reduce of 60 ps over both at
+  // r_m = 0.5 runs at half speed while device 1 computes: 15 ps of work by t = 30, the last 45 at
+  // full speed: it ends at 75. The compute, at r_c = 0.8, would take 37.5: the all-reduce is still
+  // in flight then, so the GEMM ends at 30 / 0.8 = 37.5 and the all-reduce's 60 − 37.5 · 0.5 = 41.25
+  // left end at 78.75 → 79 ps (rounded).
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+  const TaskId gemm = b.add(TaskKind::Compute, 1, kCompute, Picoseconds(30), Category::Forward, -1, b.label("GEMM"), {});
+  b.enqueue(gemm);
+  const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, b.group(std::vector<std::int64_t>{0, 1}), 1, -1});
+  const TaskId ar = b.add_collective(cid, kComm, Category::GradientComm, -1, b.label("all-reduce"), {});
+  b.enqueue(ar);
+  const TaskGraph g = std::move(b).finish();
+  const std::vector<Picoseconds> ps{Picoseconds(60)};
+  const InterferedTimeline tl = simulate_interference(g, ps, everywhere(2, uniform(0.8, 0.5)));
+  CHECK(tl.finish_ps[gemm] == 38);  // 37.5 rounded half away from zero
+  CHECK(tl.finish_ps[ar] == 79);
+  CHECK(tl.compute_stretch_ps[1] == 8);
+  CHECK(tl.compute_stretch_ps[0] == 0);
+}
