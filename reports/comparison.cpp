@@ -62,6 +62,10 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
   figure("HFU", "%", [](const sim::Result& r) { return r.hfu; }, pct);
   figure("pipeline bubble (idle)", "% of step", [](const sim::Result& r) { return r.bubble_fraction; }, pct);
   figure("exposed communication", "s", [](const sim::Result& r) { return r.breakdown.exposed_comm_s(); }, sig4);
+  if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.interference_compute_s > 0; })) {
+    figure("compute lost to interference", "s per device", [](const sim::Result& r) { return r.interference_compute_s; }, sig4);
+    figure("step time lost to interference", "s", [](const sim::Result& r) { return r.interference_step_s; }, sig4);
+  }
   figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });
   figure("usable memory per device", "GiB", [](const sim::Result& r) { return r.memory_capacity_bytes; },
          [](double b) { return gib(b); });

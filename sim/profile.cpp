@@ -51,6 +51,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   for (const char* n : {"memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency",
                         "memory_efficiency", "kernel_launch_overhead_s"})
     names.emplace_back(n);
+  if (!device.interference.none()) names.emplace_back("interference");
   return names;
 }
 

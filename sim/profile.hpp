@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/dtype.hpp"
+#include "sim/interference.hpp"
 
 namespace parasim::sim {
 
@@ -56,6 +57,9 @@ struct DeviceProfile {
   /// Fraction of peak memory bandwidth a memory-bound kernel reaches, by the bytes it moves.
   EfficiencyCurve memory_efficiency;
   double kernel_launch_overhead_s = 0;
+  /// What compute and collectives keep of their speed while they overlap on this device, by
+  /// collective kind (sim/interference.hpp); 1 where the profile says nothing (overlap is free).
+  InterferenceRates interference;
   std::string default_intra_link;  ///< link profile used inside a node unless the scenario says otherwise
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from
@@ -77,7 +81,7 @@ struct DeviceProfile {
 /// "peak_flops_per_s.<dtype>" for each dtype it lists, "memory_bandwidth_bytes_per_s",
 /// "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency", "gemm_efficiency_by_dtype.<dtype>"
 /// for each dtype with its own curve, "attention_efficiency" when it has curves, "memory_efficiency",
-/// "kernel_launch_overhead_s".
+/// "kernel_launch_overhead_s", and "interference" when some rate is below 1.
 [[nodiscard]] std::vector<std::string> figure_names(const DeviceProfile& device);
 
 struct LinkProfile {

@@ -1,5 +1,7 @@
-#include <algorithm>
 #include "sim/profile_json.hpp"
+
+#include <algorithm>
+#include <array>
 
 #include <cmath>
 #include <string_view>
@@ -7,6 +9,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/json_reader.hpp"
+#include "sim/collectives/names.hpp"
 
 // The datasheet files, compiled into the binary by parasim_embed (sim/CMakeLists.txt).
 namespace parasim::embedded {
@@ -93,6 +96,46 @@ std::map<std::string, std::string> read_sources(ObjectReader& owner, const std::
   return sources;
 }
 
+/// {"compute": {"all-reduce": 0.84, ...}, "communication": {...}}: rates in (0, 1] by interference
+/// class (sim/interference.hpp); a class left out keeps rate 1.
+InterferenceRates read_interference(ObjectReader r) {
+  InterferenceRates rates;
+  const JsonDocument& doc = r.document();
+  for (const auto& [side, into] : {std::pair<const char*, std::array<double, kInterferenceClassCount>*>{"compute", &rates.compute},
+                                   {"communication", &rates.communication}}) {
+    if (!r.has(side)) {
+      r.accept(side);
+      continue;
+    }
+    ObjectReader by = r.object(side);
+    for (const auto& key : keys_of(doc, by.pointer())) {
+      const auto& names = interference_class_names();
+      const auto it = std::find(names.begin(), names.end(), key);
+      if (it == names.end())
+        throw doc.error_at_key(by.pointer_of(key), "unknown collective kind or kernel \"" + key + "\"" + did_you_mean(key, names) +
+                                                       "; expected one of " + quoted_list(names));
+      const double rate = by.positive(key);
+      if (rate > 1) throw by.error(key, "found " + std::to_string(rate) + ", expected a rate in (0, 1]: the fraction of full speed kept");
+      (*into)[static_cast<std::size_t>(it - names.begin())] = rate;
+    }
+    by.finish();
+  }
+  r.finish();
+  return rates;
+}
+
+nlohmann::json interference_to_json(const InterferenceRates& rates) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [side, from] : {std::pair<const char*, const std::array<double, kInterferenceClassCount>*>{"compute", &rates.compute},
+                                   {"communication", &rates.communication}}) {
+    nlohmann::json by = nlohmann::json::object();
+    for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
+      if ((*from)[k] < 1) by[interference_class_names()[k]] = (*from)[k];
+    if (!by.empty()) out[side] = by;
+  }
+  return out;
+}
+
 DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, const std::string& name) {
   ObjectReader r(doc, pointer);
   DeviceProfile d;
@@ -162,6 +205,11 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   r.required("memory_efficiency");
   d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
   d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
+  if (r.has("interference")) {
+    d.interference = read_interference(r.object("interference"));
+  } else {
+    r.accept("interference");
+  }
   d.default_intra_link = r.string_or("default_intra_link", "");
   d.default_inter_link = r.string_or("default_inter_link", "");
   d.sources = read_sources(r, figure_names(d));
@@ -289,6 +337,7 @@ nlohmann::json to_json(const Profile& profile) {
                         {"forward", curve_to_json(a.forward)}, {"backward", curve_to_json(a.backward)}});
       devices[name]["attention_efficiency"] = list;
     }
+    if (!d.interference.none()) devices[name]["interference"] = interference_to_json(d.interference);
   }
   nlohmann::json links = nlohmann::json::object();
   for (const auto& [name, l] : profile.links) {

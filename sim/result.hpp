@@ -88,6 +88,13 @@ struct Result {
   double model_tflops_per_device = 0;  ///< model FLOPs / step time / devices, in TFLOP/s
   double bubble_fraction = 0;          ///< mean idle time over the step time
 
+  /// Compute–communication interference (sim/interference.hpp, at the profile's rates): the compute
+  /// time the kernels lost to collectives running beside them, mean over the devices that computed,
+  /// and what it cost the step: the step time less that of the same step with overlap free. Both 0
+  /// when the profile gives no rates below 1.
+  double interference_compute_s = 0;
+  double interference_step_s = 0;
+
   TimeBreakdown breakdown;  ///< the mean over the simulated devices
   std::vector<DeviceTimes> per_device;  ///< the simulated devices
 

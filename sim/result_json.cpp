@@ -165,6 +165,10 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
       {"hardware_flop_per_step", number(r.hardware_flops_per_step, "hardware_flop_per_step")},
   };
   out["time_breakdown_mean"] = breakdown_to_json(r.breakdown);
+  out["interference"] = json{
+      {"compute_lost_s", number(r.interference_compute_s, "interference compute_lost_s")},
+      {"step_cost_s", number(r.interference_step_s, "interference step_cost_s")},
+  };
 
   json stages = json::array();
   double peak_bytes = 0;
@@ -278,6 +282,14 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
     u.finish();
   }
   out.breakdown = read_breakdown(r.object("time_breakdown_mean"));
+  if (r.has("interference")) {
+    ObjectReader i = r.object("interference");
+    out.interference_compute_s = i.number("compute_lost_s", 0);
+    out.interference_step_s = i.number("step_cost_s", 0);
+    i.finish();
+  } else {
+    r.accept("interference");
+  }
   {
     ObjectReader m = r.object("memory");
     out.memory_capacity_bytes = m.positive("capacity_bytes");

@@ -1,10 +1,12 @@
 #include "sim/simulate.hpp"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/cost_model.hpp"
+#include "sim/engine/interference_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
 #include "sim/summarize.hpp"
 #include "sim/topology.hpp"
@@ -13,6 +15,18 @@
 namespace parasim::sim {
 
 std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
+
+Interference device_interference(const Cluster& cluster, const Profile& profile) {
+  Interference x;
+  std::map<std::string, std::uint32_t> index;
+  x.of_device.reserve(cluster.devices.size());
+  for (const auto& d : cluster.devices) {
+    const auto [it, inserted] = index.try_emplace(d.kind, static_cast<std::uint32_t>(x.rates.size()));
+    if (inserted) x.rates.push_back(profile.device(d.kind).interference);
+    x.of_device.push_back(it->second);
+  }
+  return x;
+}
 
 Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Backend backend,
                     const LowerOptions& options, ProgressSink* progress) {
@@ -39,25 +53,53 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   coll_ps.reserve(s.collectives.size());
   for (const auto& c : s.collectives) coll_ps.push_back(c.time);
   const std::vector<CollectiveFlows> flows = collective_flows_of(s.step.tasks, cluster, s.collectives);
+  const Interference interference = device_interference(cluster, profile);
+  const bool interfered = !interference.none();
+  // Under interference the step is also simulated with overlap free, to say what interference cost.
+  std::int64_t free_makespan_ps = 0;
   if (backend == Backend::SimGrid) {
     // Hosts run at their devices' profile speed for the plan's precision, times their speed factor.
     std::vector<double> speeds;
     speeds.reserve(cluster.devices.size());
     for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
     begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
-    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds);
+    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds, interference);
+    if (interfered) free_makespan_ps = simulate_simgrid(s.step.tasks, cluster, flows, speeds).timeline.makespan.count;
     end();
     s.timeline = std::move(run.timeline);
     s.finish_ps = std::move(run.finish_ps);
     s.simgrid_activities = run.activities;
   } else {
     begin("simulating tasks (analytical engine)", tasks);
-    s.timeline = simulate_fifo(s.step.tasks, coll_ps, progress);
+    if (interfered) {
+      InterferedTimeline run = simulate_interference(s.step.tasks, coll_ps, interference, progress);
+      s.timeline = std::move(run.timeline);
+      s.finish_ps = std::move(run.finish_ps);
+      free_makespan_ps = simulate_fifo(s.step.tasks, coll_ps).makespan.count;
+    } else {
+      s.timeline = simulate_fifo(s.step.tasks, coll_ps, progress);
+    }
     if (progress) progress->update(tasks);
     end();
   }
   begin("summarising the step", 0);
   s.result = summarize(graph, plan, cluster, profile, s.step, s.timeline, s.collectives, backend, s.finish_ps);
+  if (interfered) {
+    // Mean over the devices that computed (one replica's under the replica shortcut).
+    const std::vector<std::int64_t> stretch = compute_stretch_ps(s.step.tasks, s.timeline.start_ps, s.finish_ps);
+    std::vector<bool> computed(stretch.size(), false);
+    for (TaskId t = 0; t < tasks; ++t)
+      if (s.step.tasks.kind[t] == TaskKind::Compute) computed[s.step.tasks.owner[t]] = true;
+    double total_ps = 0;
+    std::int64_t count = 0;
+    for (std::size_t d = 0; d < stretch.size(); ++d)
+      if (computed[d]) {
+        total_ps += static_cast<double>(stretch[d]);
+        ++count;
+      }
+    s.result.interference_compute_s = count > 0 ? total_ps / static_cast<double>(count) * 1e-12 : 0;
+    s.result.interference_step_s = static_cast<double>(s.timeline.makespan.count - free_makespan_ps) * 1e-12;
+  }
 
   const Topology topology(cluster);
   s.links = link_usage(s.step.tasks, s.timeline.start_ps, s.finish_ps, coll_ps, flows, topology);

@@ -26,7 +26,8 @@ struct Simulation {
   Timeline timeline;
   std::vector<CollectiveEstimate> collectives;  ///< per TaskGraph collective: its time and algorithm
   /// Per task, when it finished (the simgrid backend: a collective's time depends on the traffic
-  /// beside it). Empty when every task finished at start + task_duration_ps (the analytical backend).
+  /// beside it; either backend under interference). Empty when every task finished at start +
+  /// task_duration_ps.
   std::vector<std::int64_t> finish_ps;
   LinkUsage links;                  ///< link-level figures, with the busy tracks of the busiest links
   std::int64_t simgrid_activities = 0;  ///< SimGrid activities the simgrid backend created (0 for analytical)
@@ -38,6 +39,9 @@ struct Simulation {
 [[nodiscard]] inline std::int64_t task_finish_ps(const Simulation& s, std::span<const Picoseconds> collective_ps, TaskId t) {
   return s.finish_ps.empty() ? s.timeline.start_ps[t] + task_duration_ps(s.step.tasks, collective_ps, t) : s.finish_ps[t];
 }
+
+/// The interference rates of every device of `cluster`, from its kind's profile entry.
+[[nodiscard]] Interference device_interference(const Cluster& cluster, const Profile& profile);
 
 /// Lowers and simulates one step with `backend`, and adds the link-level figures and the topology
 /// notes (sim/topology_notes.hpp) to the Result. Throws PlanError when a figure it needs is missing.

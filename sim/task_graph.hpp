@@ -76,6 +76,8 @@ struct CollectiveSpec {
   /// its whole group costs, but only the simulated member waits for it). kWholeGroup: `group`.
   std::uint32_t occupies = kWholeGroup;
   static constexpr std::uint32_t kWholeGroup = UINT32_MAX;
+  /// What runs it on the devices (what it takes from the compute beside it, sim/interference.hpp).
+  CommKernel kernel = CommKernel::Nccl;
   bool operator==(const CollectiveSpec&) const = default;
 };
 
@@ -191,7 +193,7 @@ class TaskGraphBuilder {
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
-  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t>, std::uint32_t> collective_index_;
+  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t, int>, std::uint32_t> collective_index_;
   std::map<std::pair<std::string, WorkId>, std::uint32_t> label_index_;
 };
 

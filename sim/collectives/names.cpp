@@ -15,6 +15,15 @@ std::string_view to_string(CollectiveKind k) {
   return "all-reduce";
 }
 
+std::string_view to_string(CommKernel k) {
+  switch (k) {
+    case CommKernel::Nccl: return "nccl";
+    case CommKernel::RingExchange: return "userbuffers-ring-exchange";
+    case CommKernel::Pipelined: return "userbuffers-pipeline";
+  }
+  return "nccl";
+}
+
 std::string_view to_string(CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::Auto: return "auto";

@@ -10,8 +10,28 @@
 
 namespace parasim::sim {
 
+std::size_t interference_class(CollectiveKind kind, CommKernel kernel) {
+  switch (kernel) {
+    case CommKernel::RingExchange: return 6;
+    case CommKernel::Pipelined: return 7;
+    case CommKernel::Nccl: break;
+  }
+  return static_cast<std::size_t>(kind);
+}
+
+const std::vector<std::string>& interference_class_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (int k = 0; k <= static_cast<int>(CollectiveKind::SendRecv); ++k) out.emplace_back(to_string(static_cast<CollectiveKind>(k)));
+    out.emplace_back(to_string(CommKernel::RingExchange));
+    out.emplace_back(to_string(CommKernel::Pipelined));
+    return out;
+  }();
+  return names;
+}
+
 bool InterferenceRates::none() const {
-  for (std::size_t k = 0; k < kCollectiveKindCount; ++k)
+  for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
     if (compute[k] < 1 || communication[k] < 1) return false;
   return true;
 }
@@ -23,7 +43,7 @@ bool Interference::none() const {
 namespace {
 
 constexpr std::size_t kProgressEvery = std::size_t{1} << 18;
-static_assert(kCollectiveKindCount == static_cast<std::size_t>(CollectiveKind::SendRecv) + 1, "one rate per collective kind");
+static_assert(kInterferenceClassCount == static_cast<std::size_t>(CollectiveKind::SendRecv) + 3, "a class per collective kind and userbuffers method");
 
 // The fluid state of the tasks in flight. A running task has work left (picoseconds at rate 1) as of
 // `since`, a rate, and a predicted finish; an event for that finish is queued with the task's
@@ -110,7 +130,10 @@ class Fluid {
     for (const std::int64_t d : g_.devices_of(c, scratch)) r = std::min(r, x_.of(d).communication[k]);
     return r;
   }
-  std::size_t kind_of(TaskId c) const { return static_cast<std::size_t>(g_.collectives[g_.owner[c]].kind); }
+  std::size_t kind_of(TaskId c) const {
+    const CollectiveSpec& spec = g_.collectives[g_.owner[c]];
+    return interference_class(spec.kind, spec.kernel);
+  }
 
   void rerate(TaskId t, std::int64_t now, double rate) {
     if (rate == rate_[t]) return;
@@ -170,7 +193,6 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   InterferedTimeline out;
   out.timeline.start_ps.assign(n, -1);
   out.finish_ps.assign(n, -1);
-  out.compute_stretch_ps.assign(static_cast<std::size_t>(g.devices), 0);
   std::vector<std::uint32_t> head(g.queue_begin.begin(), g.queue_begin.end() - 1);
   Fluid fluid(g, collective_ps, interference);
   std::int64_t now = 0;
@@ -205,8 +227,6 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
     fluid.events.pop();
     out.finish_ps[t] = now;
     fluid.finish(t, now);
-    if (g.kind[t] == TaskKind::Compute)
-      out.compute_stretch_ps[g.owner[t]] += (now - out.timeline.start_ps[t]) - g.duration_ps[t];
     ++finished;
     if (progress && finished % kProgressEvery == 0) progress->update(finished);
     for (std::uint32_t k = succ_begin[t]; k < succ_begin[t + 1]; ++k) release(succ[k]);
@@ -226,6 +246,14 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   }
   out.timeline.makespan = Picoseconds(now);
   return out;
+}
+
+std::vector<std::int64_t> compute_stretch_ps(const TaskGraph& g, std::span<const std::int64_t> start_ps, std::span<const std::int64_t> finish_ps) {
+  PARASIM_CHECK(start_ps.size() == g.task_count() && finish_ps.size() == g.task_count(), "one start and finish per task");
+  std::vector<std::int64_t> stretch(static_cast<std::size_t>(g.devices), 0);
+  for (TaskId t = 0; t < g.task_count(); ++t)
+    if (g.kind[t] == TaskKind::Compute) stretch[g.owner[t]] += (finish_ps[t] - start_ps[t]) - g.duration_ps[t];
+  return stretch;
 }
 
 }  // namespace parasim::sim

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/sim_time.hpp"
-#include "sim/engine/interference.hpp"
+#include "sim/interference.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/task_graph.hpp"
 
@@ -30,10 +30,13 @@ namespace parasim::sim {
 struct InterferedTimeline {
   Timeline timeline;
   std::vector<std::int64_t> finish_ps;  ///< per task
-  /// Per device: compute time beyond the tasks' own durations (their stretch under interference).
-  std::vector<std::int64_t> compute_stretch_ps;
   bool operator==(const InterferedTimeline&) const = default;
 };
+
+/// Per device of `graph`: how much longer its compute tasks ran than their own durations (their
+/// stretch under interference), from when each task started and finished (any backend's).
+[[nodiscard]] std::vector<std::int64_t> compute_stretch_ps(const TaskGraph& graph, std::span<const std::int64_t> start_ps,
+                                                           std::span<const std::int64_t> finish_ps);
 
 /// Simulates `graph` with the durations of simulate_fifo (`collective_ps[i]` for collective i) at the
 /// rates of `interference` (one entry per device of the graph, or none at all: every rate 1). Deadlocks are reported as by

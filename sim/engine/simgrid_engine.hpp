@@ -6,7 +6,7 @@
 ///   direction of every link of sim/topology.hpp that some flow crosses, at its raw bandwidth.
 /// - Compute, copy and load tasks keep the durations the cost model gave them at lowering; the
 ///   dataflow walk over the device streams times them (simgrid_run.cpp), SimGrid times the network.
-///   Under interference (sim/engine/interference.hpp) a compute task runs in SimGrid instead, as an
+///   Under interference (sim/interference.hpp) a compute task runs in SimGrid instead, as an
 ///   execution on its device's host, whose speed drops to the compute rate while a collective is
 ///   in flight on the device; while the device computes, the links only it drives (its port, and
 ///   its own NIC on a node with a NIC per device) carry the communication rate of their bandwidth,
@@ -30,7 +30,7 @@
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
-#include "sim/engine/interference.hpp"
+#include "sim/interference.hpp"
 #include "sim/task_graph.hpp"
 
 namespace parasim::sim {

@@ -33,7 +33,7 @@
 // has nothing to decide about it: the stream actor times it itself (see State). Measured on the
 // GPT-3 175B step on 1024 GPUs, giving each compute task a SimGrid sleep instead made 13 million
 // activities and took over four times as long, for the same timeline to a few nanoseconds.
-// Under interference (sim/engine/interference.hpp) a compute task's duration depends on the
+// Under interference (sim/interference.hpp) a compute task's duration depends on the
 // collectives beside it, which SimGrid decides, so compute runs in SimGrid then: an execution on the
 // device's host, whose pstates are its speed at each compute rate, switched as collectives start
 // and end on the device; and while a device computes, the links only it drives
@@ -185,7 +185,7 @@ struct State {
     std::vector<std::pair<sg4::Link*, double>> links;
     double link_rate = 1;
     bool computing = false;
-    std::array<int, kCollectiveKindCount> in_flight{};
+    std::array<int, kInterferenceClassCount> in_flight{};
   };
   std::vector<DeviceState> devices;
 
@@ -194,7 +194,7 @@ struct State {
     DeviceState& dev = devices[d];
     const InterferenceRates& rates = interference.of(static_cast<std::int64_t>(d));
     double compute = 1, communication = 1;
-    for (std::size_t k = 0; k < kCollectiveKindCount; ++k)
+    for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
       if (dev.in_flight[k] > 0) {
         compute = std::min(compute, rates.compute[k]);
         communication = std::min(communication, rates.communication[k]);
@@ -209,7 +209,8 @@ struct State {
   }
   void collective_on_devices(TaskId t, int delta) {
     std::int64_t scratch = 0;
-    const auto k = static_cast<std::size_t>(g.collectives[g.owner[t]].kind);
+    const CollectiveSpec& spec = g.collectives[g.owner[t]];
+    const std::size_t k = interference_class(spec.kind, spec.kernel);
     for (const std::int64_t d : g.devices_of(t, scratch)) {
       devices[static_cast<std::size_t>(d)].in_flight[k] += delta;
       refresh(static_cast<std::size_t>(d));

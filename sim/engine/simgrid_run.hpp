@@ -7,7 +7,7 @@
 
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
-#include "sim/engine/interference.hpp"
+#include "sim/interference.hpp"
 #include "sim/task_graph.hpp"
 
 namespace parasim::sim::simgrid_detail {

@@ -132,7 +132,7 @@ void UnitEmitter::prepare_groups(const Unit& u, std::size_t i) {
   std::vector<std::pair<std::size_t, std::uint32_t>> by_block;
   for (std::uint32_t gi = 0; gi < ig.groups->size(); ++gi) {
     const Group& grp = (*ig.groups)[gi];
-    ig.collective_ids.push_back(b_.collective(CollectiveSpec{it.collective, it.algorithm, grp.id, it.bytes, -1, grp.occupies}));
+    ig.collective_ids.push_back(b_.collective(CollectiveSpec{it.collective, it.algorithm, grp.id, it.bytes, -1, grp.occupies, it.kernel}));
     by_block.emplace_back(block_local(it) ? blocks.of[layout_.pos_in_stage(grp.members.front())] : 0, gi);
   }
   std::stable_sort(by_block.begin(), by_block.end());

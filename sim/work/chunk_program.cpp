@@ -144,6 +144,10 @@ class ChunkWriter {
         const std::uint32_t first = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (first chunk)");
         const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + under, false);
         pb.add_dependency(rest, first);
+        if (!ring) {
+          pb.run_on(first, CommKernel::RingExchange);
+          pb.run_on(rest, CommKernel::RingExchange);
+        }
         gather_rests_.push_back({rest, ring ? models::OpClass::Attention : models::OpClass::Gemm});
       } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::ReduceScatter && runs_.count(n.axis)) {
         // Pipelined: every chunk but the last is reduce-scattered while the run produces the next
@@ -155,6 +159,10 @@ class ChunkWriter {
         if (run.before >= 0) pb.add_dependency(rest, static_cast<std::uint32_t>(run.before));
         const std::uint32_t last = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (last chunk)");
         pb.add_dependency(last, rest);
+        if (!ring) {
+          pb.run_on(rest, CommKernel::Pipelined);
+          pb.run_on(last, CommKernel::Pipelined);
+        }
         run.scattered = true;
       } else {
         pb.collective(n.kind, {n.axis}, n.bytes, category, what);
@@ -168,7 +176,8 @@ class ChunkWriter {
   //    chunks, the GEMMs consuming each chunk as it arrives, so only the first chunk is exposed and the
   //    rest runs under the GEMMs (the first operator that is not such a GEMM waits for it); a
   //    reduce-scatter is pipelined in kTpOverlapSplits chunks with the GEMMs producing it, so only the
-  //    last chunk is exposed. The SMs the communication kernels take from the GEMMs are not modelled.
+  //    last chunk is exposed. They run on userbuffers' own kernels (CommKernel), which take less
+  //    from the GEMMs than NCCL's (sim/interference.hpp).
   //  - Context parallel with cp_comm p2p (ring attention, Liu et al. 2023; Megatron-Core's default):
   //    K and V pass around the cp ranks in cp blocks, each step's send posted before the current
   //    block's attention (Transformer Engine's context-parallel attention), so only the first block is

@@ -23,6 +23,8 @@ class ProgramBuilder {
   void depend_on(std::uint32_t item) { pending_extra_.push_back(item); }
   /// Extra dependency of item `item`, already emitted, on an earlier item.
   void add_dependency(std::uint32_t item, std::uint32_t on) { program_.items[item].extra_deps.push_back(on); }
+  /// Collective `item` runs on `kernel` rather than NCCL's.
+  void run_on(std::uint32_t item, CommKernel kernel) { program_.items[item].kernel = kernel; }
   [[nodiscard]] std::size_t item_count() const { return program_.items.size(); }
   /// The index of the last chained item emitted, or -1 when there is none.
   [[nodiscard]] std::int64_t last_chained() const {

@@ -54,6 +54,7 @@ struct WorkItem {
   WorkId compute = kNoWork;  ///< compute: its entry in StepWork::computes
   CollectiveKind collective = CollectiveKind::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  CommKernel kernel = CommKernel::Nccl;   ///< collective: what runs it (sim/interference.hpp)
   AxisSet axes;                           ///< collective: the mesh axes its groups vary along
   double bytes = 0;                       ///< collective or send, per the size convention of collectives.hpp
   std::int64_t peer_chunk = -1;           ///< send: the chunk receiving

@@ -6,19 +6,27 @@
 /// (sim/profile.hpp, DeviceProfile::interference).
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "sim/collectives/names.hpp"
 
 namespace parasim::sim {
 
-inline constexpr std::size_t kCollectiveKindCount = 6;  ///< CollectiveKind's enumerators
+/// The classes a collective's interference is looked up by: NCCL's kernels by collective kind
+/// (CollectiveKind's six), then Transformer Engine's two userbuffers methods (CommKernel).
+inline constexpr std::size_t kInterferenceClassCount = 8;
+[[nodiscard]] std::size_t interference_class(CollectiveKind kind, CommKernel kernel);
+/// The classes' names as profiles write them: "all-reduce", ..., "send-recv",
+/// "userbuffers-ring-exchange", "userbuffers-pipeline".
+[[nodiscard]] const std::vector<std::string>& interference_class_names();
 
-/// One device kind's interference rates, by collective kind (indexed by CollectiveKind). Each is a
-/// fraction of full speed in (0, 1].
+/// One device kind's interference rates, by class. Each is a fraction of full speed in (0, 1].
 struct InterferenceRates {
-  /// What a compute kernel keeps of its speed while a collective of the kind is in flight beside it.
-  std::array<double, kCollectiveKindCount> compute{1, 1, 1, 1, 1, 1};
-  /// What a collective of the kind keeps of its speed while its device runs a compute kernel.
-  std::array<double, kCollectiveKindCount> communication{1, 1, 1, 1, 1, 1};
+  /// What a compute kernel keeps of its speed while a collective of the class is in flight beside it.
+  std::array<double, kInterferenceClassCount> compute{1, 1, 1, 1, 1, 1, 1, 1};
+  /// What a collective of the class keeps of its speed while its device runs a compute kernel.
+  std::array<double, kInterferenceClassCount> communication{1, 1, 1, 1, 1, 1, 1, 1};
   bool operator==(const InterferenceRates&) const = default;
   [[nodiscard]] bool none() const;
 };
