@@ -94,4 +94,11 @@ struct CollectiveFlows {
 [[nodiscard]] CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, std::span<const std::int64_t> group,
                                                  double bytes, CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto);
 
+/// The channels NCCL runs a collective of `group` with when the group spans nodes of a switched
+/// cluster: two per NIC its rings leave a node through (one ring per NIC, duplicated:
+/// ncclTopoPostset; NVIDIA/nccl issue #689: "on DGX with 8 NICs ... it would use 16 SMs", a PCIe
+/// system with one NIC 2), at most NCCL's 32 channels (MAXCHANNELS, src/include/devcomm.h,
+/// v2.8–2.24). 0 for a group inside one node or on a torus.
+[[nodiscard]] double nccl_channels_across_nodes(const Cluster& cluster, std::span<const std::int64_t> group);
+
 }  // namespace parasim::sim

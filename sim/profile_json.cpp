@@ -96,11 +96,13 @@ std::map<std::string, std::string> read_sources(ObjectReader& owner, const std::
   return sources;
 }
 
-/// {"compute": {"all-reduce": 0.84, ...}, "communication": {...}}: rates in (0, 1] by interference
-/// class (sim/interference.hpp); a class left out keeps rate 1.
+/// {"compute": {"all-reduce": 0.84, ...}, "communication": {...}, "nccl_channels_in_node": 24}:
+/// rates in (0, 1] by interference class (sim/interference.hpp), a class left out keeping rate 1,
+/// and NCCL's channel count inside a node.
 InterferenceRates read_interference(ObjectReader r) {
   InterferenceRates rates;
   const JsonDocument& doc = r.document();
+  rates.nccl_channels_in_node = r.number_or("nccl_channels_in_node", 1, 0);
   for (const auto& [side, into] : {std::pair<const char*, std::array<double, kInterferenceClassCount>*>{"compute", &rates.compute},
                                    {"communication", &rates.communication}}) {
     if (!r.has(side)) {
@@ -133,6 +135,7 @@ nlohmann::json interference_to_json(const InterferenceRates& rates) {
       if ((*from)[k] < 1) by[interference_class_names()[k]] = (*from)[k];
     if (!by.empty()) out[side] = by;
   }
+  if (rates.nccl_channels_in_node > 0) out["nccl_channels_in_node"] = rates.nccl_channels_in_node;
   return out;
 }
 

@@ -16,7 +16,7 @@ namespace parasim::sim {
 
 std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
 
-Interference device_interference(const Cluster& cluster, const Profile& profile) {
+Interference step_interference(const TaskGraph& tasks, const Cluster& cluster, const Profile& profile) {
   Interference x;
   std::map<std::string, std::uint32_t> index;
   x.of_device.reserve(cluster.devices.size());
@@ -24,6 +24,16 @@ Interference device_interference(const Cluster& cluster, const Profile& profile)
     const auto [it, inserted] = index.try_emplace(d.kind, static_cast<std::uint32_t>(x.rates.size()));
     if (inserted) x.rates.push_back(profile.device(d.kind).interference);
     x.of_device.push_back(it->second);
+  }
+  if (x.none()) return x;
+  // A collective spanning nodes runs on fewer channels than one inside a node: its share of the
+  // in-node SM cost is their ratio (at most 1).
+  x.channel_share.reserve(tasks.collectives.size());
+  for (const CollectiveSpec& c : tasks.collectives) {
+    const auto group = tasks.group(c.group);
+    const double in_node = group.empty() ? 0 : x.of(group.front()).nccl_channels_in_node;
+    const double across = c.kernel == CommKernel::Nccl ? nccl_channels_across_nodes(cluster, group) : 0;
+    x.channel_share.push_back(across > 0 && in_node > 0 ? std::min(1.0, across / in_node) : 1.0);
   }
   return x;
 }
@@ -53,7 +63,7 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   coll_ps.reserve(s.collectives.size());
   for (const auto& c : s.collectives) coll_ps.push_back(c.time);
   const std::vector<CollectiveFlows> flows = collective_flows_of(s.step.tasks, cluster, s.collectives);
-  const Interference interference = device_interference(cluster, profile);
+  const Interference interference = step_interference(s.step.tasks, cluster, profile);
   const bool interfered = !interference.none();
   // Under interference the step is also simulated with overlap free, to say what interference cost.
   std::int64_t free_makespan_ps = 0;

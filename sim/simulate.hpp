@@ -40,8 +40,9 @@ struct Simulation {
   return s.finish_ps.empty() ? s.timeline.start_ps[t] + task_duration_ps(s.step.tasks, collective_ps, t) : s.finish_ps[t];
 }
 
-/// The interference rates of every device of `cluster`, from its kind's profile entry.
-[[nodiscard]] Interference device_interference(const Cluster& cluster, const Profile& profile);
+/// The interference of `tasks` on `cluster`: every device's rates from its kind's profile entry, and
+/// each collective's share of the in-node SM cost (InterferenceRates, nccl_channels_across_nodes).
+[[nodiscard]] Interference step_interference(const TaskGraph& tasks, const Cluster& cluster, const Profile& profile);
 
 /// Lowers and simulates one step with `backend`, and adds the link-level figures and the topology
 /// notes (sim/topology_notes.hpp) to the Result. Throws PlanError when a figure it needs is missing.

@@ -1,6 +1,7 @@
 // collective_time: validates the call, analyses the group, evaluates every algorithm that applies,
 // and returns the requested one or — for Auto, or when the requested one does not apply — the one
 // with the least predicted time, as NCCL's tuner picks among its algorithms by its cost model.
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -53,6 +54,14 @@ CollectiveEstimate collective_time(const Cluster& cluster, CollectiveKind kind, 
   // Rounded to picoseconds only here, once, so no per-term rounding accumulates.
   return CollectiveEstimate{Picoseconds::from_seconds(chosen->cost->seconds), chosen->algorithm, chosen->cost->intra_bytes,
                             chosen->cost->inter_bytes};
+}
+
+double nccl_channels_across_nodes(const Cluster& cluster, std::span<const std::int64_t> group) {
+  if (group.size() <= 1) return 0;
+  const collectives::GroupShape shape = collectives::analyse_group(cluster, group);
+  if (shape.nodes <= 1 || collectives::is_torus(cluster)) return 0;
+  const auto nics = static_cast<double>(std::min(shape.min_per_node, cluster.nics_per_node));
+  return std::min(32.0, 2 * std::max(1.0, nics));
 }
 
 }  // namespace parasim::sim

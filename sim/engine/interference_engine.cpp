@@ -119,7 +119,7 @@ class Fluid {
   double compute_rate(std::size_t d) const {
     double r = 1;
     const InterferenceRates& rates = x_.of(static_cast<std::int64_t>(d));
-    for (const TaskId c : in_flight_[d]) r = std::min(r, rates.compute[kind_of(c)]);
+    for (const TaskId c : in_flight_[d]) r = std::min(r, rates.compute_beside(kind_of(c), x_.share_of(g_.owner[c])));
     return r;
   }
   // What collective task c keeps while a device it occupies computes: the least over its devices.

@@ -50,6 +50,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "common/error.hpp"
 #include "sim/topology.hpp"
@@ -185,7 +186,7 @@ struct State {
     std::vector<std::pair<sg4::Link*, double>> links;
     double link_rate = 1;
     bool computing = false;
-    std::array<int, kInterferenceClassCount> in_flight{};
+    std::vector<TaskId> in_flight;  ///< collective tasks
   };
   std::vector<DeviceState> devices;
 
@@ -194,11 +195,12 @@ struct State {
     DeviceState& dev = devices[d];
     const InterferenceRates& rates = interference.of(static_cast<std::int64_t>(d));
     double compute = 1, communication = 1;
-    for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
-      if (dev.in_flight[k] > 0) {
-        compute = std::min(compute, rates.compute[k]);
-        communication = std::min(communication, rates.communication[k]);
-      }
+    for (const TaskId t : dev.in_flight) {
+      const CollectiveSpec& spec = g.collectives[g.owner[t]];
+      const std::size_t k = interference_class(spec.kind, spec.kernel);
+      compute = std::min(compute, rates.compute_beside(k, interference.share_of(g.owner[t])));
+      communication = std::min(communication, rates.communication[k]);
+    }
     const auto pstate = std::find(dev.pstate_rates.begin(), dev.pstate_rates.end(), compute) - dev.pstate_rates.begin();
     if (static_cast<unsigned long>(pstate) != dev.host->get_pstate()) dev.host->set_pstate(static_cast<unsigned long>(pstate));
     const double link_rate = dev.computing ? communication : 1;
@@ -207,12 +209,12 @@ struct State {
       for (const auto& [link, bandwidth] : dev.links) link->set_bandwidth(bandwidth * link_rate);
     }
   }
-  void collective_on_devices(TaskId t, int delta) {
+  void collective_on_devices(TaskId t, bool starts) {
     std::int64_t scratch = 0;
-    const CollectiveSpec& spec = g.collectives[g.owner[t]];
-    const std::size_t k = interference_class(spec.kind, spec.kernel);
     for (const std::int64_t d : g.devices_of(t, scratch)) {
-      devices[static_cast<std::size_t>(d)].in_flight[k] += delta;
+      auto& in_flight = devices[static_cast<std::size_t>(d)].in_flight;
+      if (starts) in_flight.push_back(t);
+      else in_flight.erase(std::find(in_flight.begin(), in_flight.end(), t));
       refresh(static_cast<std::size_t>(d));
     }
   }
@@ -342,9 +344,9 @@ struct State {
       if (g.kind[me.task] == TaskKind::Compute) {
         run_compute(me.task);
       } else if (interfered) {
-        collective_on_devices(me.task, +1);
+        collective_on_devices(me.task, true);
         run_collective(g.owner[me.task]);
-        collective_on_devices(me.task, -1);
+        collective_on_devices(me.task, false);
       } else {
         run_collective(g.owner[me.task]);
       }
@@ -410,14 +412,22 @@ void run_here(const TaskGraph& g, const Cluster& cluster, std::span<const Collec
   State st(g, plans, interference, out);
   st.interfered = interfered;
   st.devices.resize(static_cast<std::size_t>(g.devices));
+  // The distinct (class, channel share) pairs of the graph's collectives: a device's pstates are
+  // its compute rates beside each.
+  std::set<std::pair<std::size_t, double>> beside;
+  if (interfered)
+    for (std::uint32_t c = 0; c < g.collectives.size(); ++c)
+      beside.emplace(interference_class(g.collectives[c].kind, g.collectives[c].kernel), interference.share_of(c));
   for (std::int64_t d = 0; d < g.devices; ++d) {
     const auto i = static_cast<std::size_t>(d);
     const double speed = device_speed_flops[i];
     // Pstate 0 is full speed; under interference one more per distinct compute rate below 1.
     std::vector<double> rates{1};
     if (interfered)
-      for (const double r : interference.of(d).compute)
+      for (const auto& [cls, share] : beside) {
+        const double r = interference.of(d).compute_beside(cls, share);
         if (std::find(rates.begin(), rates.end(), r) == rates.end()) rates.push_back(r);
+      }
     std::vector<double> speeds;
     for (const double r : rates) speeds.push_back(speed * r);
     st.devices[i].host = zone->create_host("device" + std::to_string(d), speeds)->seal();

@@ -138,17 +138,23 @@ class ChunkWriter {
       const Category category = category_of_axis(mesh(), n.axis);
       const bool ring = n.axis == plan_.cp_axis;  // context parallel: a ring of K/V blocks under attention
       const std::string under = ring ? " (under attention)" : " (under the GEMMs)";
-      if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::AllGather) {
-        // Ring exchange: the consumers start on the first chunk while the other n − 1 arrive.
+      if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::AllGather && ring) {
+        // Ring attention: the consumers start on the first block while the other n − 1 arrive.
         const double pieces = static_cast<double>(mesh().axes[static_cast<std::size_t>(n.axis)].size);
         const std::uint32_t first = pb.collective(n.kind, {n.axis}, n.bytes / pieces, category, what + " (first chunk)");
         const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes * (pieces - 1) / pieces, category, what + under, false);
         pb.add_dependency(rest, first);
-        if (!ring) {
-          pb.run_on(first, CommKernel::RingExchange);
-          pb.run_on(rest, CommKernel::RingExchange);
-        }
-        gather_rests_.push_back({rest, ring ? models::OpClass::Attention : models::OpClass::Gemm});
+        gather_rests_.push_back({rest, models::OpClass::Attention});
+      } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::AllGather) {
+        // Transformer Engine's ring exchange: the GEMM starts on the device's own chunk as the first
+        // exchange begins, and the other n − 1 chunks arrive under the GEMMs (userbuffers'
+        // split_overlap_ag): the whole all-gather runs beside them, none of it before.
+        pb.flush();
+        const std::int64_t before = pb.last_chained();
+        const std::uint32_t rest = pb.collective(n.kind, {n.axis}, n.bytes, category, what + under, false);
+        if (before >= 0) pb.add_dependency(rest, static_cast<std::uint32_t>(before));
+        pb.run_on(rest, CommKernel::RingExchange);
+        gather_rests_.push_back({rest, models::OpClass::Gemm});
       } else if (overlapped(n.kind, n.axis) && n.kind == CollectiveKind::ReduceScatter && runs_.count(n.axis)) {
         // Pipelined: every chunk but the last is reduce-scattered while the run produces the next
         // (a ring passes the K/V gradients on as the attention blocks finish: cp chunks).
@@ -173,8 +179,9 @@ class ChunkWriter {
   // Communication overlapped with the compute that consumes or produces it.
   //  - Tensor parallel (plan.tp_comm_overlap; Megatron-Core --tp-comm-overlap, as Transformer
   //    Engine's userbuffers do it): a sequence-parallel all-gather runs as a ring exchange of tp
-  //    chunks, the GEMMs consuming each chunk as it arrives, so only the first chunk is exposed and the
-  //    rest runs under the GEMMs (the first operator that is not such a GEMM waits for it); a
+  //    chunks, the GEMMs starting on the device's own chunk and consuming each other chunk as it
+  //    arrives, so all of it runs under the GEMMs (the first operator that is not such a GEMM waits
+  //    for it); a
   //    reduce-scatter is pipelined in kTpOverlapSplits chunks with the GEMMs producing it, so only the
   //    last chunk is exposed. They run on userbuffers' own kernels (CommKernel), which take less
   //    from the GEMMs than NCCL's (sim/interference.hpp).
