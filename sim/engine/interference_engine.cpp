@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
+#include <array>
 #include <tuple>
 
 #include "common/error.hpp"
@@ -48,48 +48,97 @@ static_assert(kInterferenceClassCount == static_cast<std::size_t>(CollectiveKind
 // The fluid state of the tasks in flight. A running task has work left (picoseconds at rate 1) as of
 // `since`, a rate, and a predicted finish; an event for that finish is queued with the task's
 // version, and a rate change bumps the version so the earlier event is skipped when it comes up.
+// The state lives in a pool of slots, one per running task (at most one per resource), so the loop
+// keeps four bytes per task rather than a task's whole state.
 class Fluid {
  public:
   Fluid(const TaskGraph& g, std::span<const Picoseconds> collective_ps, const Interference& interference)
       : g_(g), collective_ps_(collective_ps), x_(interference), computing_(static_cast<std::size_t>(g.devices)),
         in_flight_(static_cast<std::size_t>(g.devices)) {
-    const std::size_t n = g.task_count();
-    reserve_huge(left_, n);
-    left_.assign(n, 0);
-    since_.assign(n, 0);
-    rate_.assign(n, 1);
-    version_.assign(n, 0);
-    busy_members_.assign(n, 0);
+    reserve_huge(slot_of_, g.task_count());
+    slot_of_.assign(g.task_count(), kNoSlot);
   }
 
-  using Event = std::tuple<std::int64_t, TaskId, std::uint32_t>;  // (finish, task, version): ties by task id
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  struct Event {
+    std::int64_t finish;
+    TaskId task;
+    std::uint32_t version;
+  };
+  /// The finishes to come, by time. Events are never queued before the last one taken (time only
+  /// moves on), so a radix heap serves: a bucket per highest bit in which a key differs from the last
+  /// key taken, each event moved down a bucket at most once per bit — against a binary heap's
+  /// log(running tasks) moves per event, the engine's largest cost. Events of one instant come out in
+  /// an order fixed by the input; their order does not change the timeline (see simulate_events).
+  class Queue {
+   public:
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    void push(const Event& e) {
+      buckets_[bucket(e.finish)].push_back(e);
+      ++size_;
+    }
+    /// The earliest event. Precondition: not empty.
+    const Event& top() {
+      if (buckets_[0].empty()) refill();
+      return buckets_[0].back();
+    }
+    void pop() {
+      if (buckets_[0].empty()) refill();
+      buckets_[0].pop_back();
+      --size_;
+    }
 
-  [[nodiscard]] bool current(const Event& e) const { return std::get<2>(e) == version_[std::get<1>(e)]; }
+   private:
+    [[nodiscard]] std::size_t bucket(std::int64_t key) const {
+      const auto diff = static_cast<std::uint64_t>(key) ^ static_cast<std::uint64_t>(last_);
+      return diff == 0 ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(diff));
+    }
+    // Moves the first non-empty bucket's events down, around its least key.
+    void refill() {
+      std::size_t i = 1;
+      while (buckets_[i].empty()) ++i;
+      std::int64_t least = buckets_[i].front().finish;
+      for (const Event& e : buckets_[i]) least = std::min(least, e.finish);
+      last_ = least;
+      std::vector<Event> moving;
+      moving.swap(buckets_[i]);
+      for (const Event& e : moving) buckets_[bucket(e.finish)].push_back(e);
+      moving.clear();
+      buckets_[i].swap(moving);  // keep the bucket's capacity
+    }
+    std::array<std::vector<Event>, 65> buckets_;
+    std::int64_t last_ = 0;
+    std::size_t size_ = 0;
+  };
+  Queue events;
+
+  [[nodiscard]] bool current(const Event& e) const {
+    const std::uint32_t s = slot_of_[e.task];
+    return s != kNoSlot && slots_[s].version == e.version;
+  }
 
   void start(TaskId t, std::int64_t now) {
-    left_[t] = static_cast<double>(task_duration_ps(g_, collective_ps_, t));
-    since_[t] = now;
+    Slot& me = take(t);
+    me.left = static_cast<double>(task_duration_ps(g_, collective_ps_, t));
+    me.since = now;
     std::int64_t scratch = 0;
     if (g_.kind[t] == TaskKind::Compute) {
       const auto d = static_cast<std::size_t>(g_.owner[t]);
-      rate_[t] = compute_rate(d);
+      me.rate = compute_rate(d);
       if (computing_[d].empty())
         for (const TaskId c : in_flight_[d])
-          if (busy_members_[c]++ == 0) rerate(c, now, communication_rate(c));
+          if (slot(c).busy_members++ == 0) rerate(c, now, communication_rate(c));
       computing_[d].push_back(t);
     } else if (g_.kind[t] == TaskKind::Collective) {
-      rate_[t] = 1;
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
         const auto d = static_cast<std::size_t>(dev);
         in_flight_[d].push_back(t);
         if (!computing_[d].empty()) {
-          ++busy_members_[t];
+          ++slot(t).busy_members;
           const double rate = compute_rate(d);
           for (const TaskId k : computing_[d]) rerate(k, now, rate);
         }
       }
-      if (busy_members_[t] > 0) rate_[t] = communication_rate(t);
+      if (slot(t).busy_members > 0) slot(t).rate = communication_rate(t);
     }
     schedule(t);
   }
@@ -102,7 +151,7 @@ class Fluid {
       running.erase(std::find(running.begin(), running.end(), t));
       if (running.empty())
         for (const TaskId c : in_flight_[d])
-          if (--busy_members_[c] == 0) rerate(c, now, 1);
+          if (--slot(c).busy_members == 0) rerate(c, now, 1);
     } else if (g_.kind[t] == TaskKind::Collective) {
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
         const auto d = static_cast<std::size_t>(dev);
@@ -112,9 +161,37 @@ class Fluid {
         for (const TaskId k : computing_[d]) rerate(k, now, rate);
       }
     }
+    free_.push_back(slot_of_[t]);
+    slot_of_[t] = kNoSlot;
   }
 
  private:
+  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+  struct Slot {
+    double left = 0;
+    std::int64_t since = 0;
+    double rate = 1;
+    std::uint32_t version = 0;
+    std::uint32_t busy_members = 0;  // a collective's devices now computing
+  };
+  Slot& slot(TaskId t) { return slots_[slot_of_[t]]; }
+  Slot& take(TaskId t) {
+    std::uint32_t s;
+    if (free_.empty()) {
+      s = static_cast<std::uint32_t>(slots_.size());
+      slots_.emplace_back();
+    } else {
+      s = free_.back();
+      free_.pop_back();
+    }
+    slot_of_[t] = s;
+    Slot& me = slots_[s];
+    me.rate = 1;
+    me.busy_members = 0;
+    ++me.version;
+    return me;
+  }
+
   // What compute on device d keeps while the collectives in flight there run.
   double compute_rate(std::size_t d) const {
     double r = 1;
@@ -136,43 +213,171 @@ class Fluid {
   }
 
   void rerate(TaskId t, std::int64_t now, double rate) {
-    if (rate == rate_[t]) return;
-    left_[t] = std::max(0.0, left_[t] - static_cast<double>(now - since_[t]) * rate_[t]);
-    since_[t] = now;
-    rate_[t] = rate;
-    ++version_[t];
+    Slot& me = slot(t);
+    if (rate == me.rate) return;
+    me.left = std::max(0.0, me.left - static_cast<double>(now - me.since) * me.rate);
+    me.since = now;
+    me.rate = rate;
+    ++me.version;
     schedule(t);
   }
   void schedule(TaskId t) {
-    const double span = left_[t] / rate_[t];
-    PARASIM_CHECK(span < 9.2e18 - static_cast<double>(since_[t]), "simulated time overflows (over 106 days) under interference");
-    events.emplace(since_[t] + static_cast<std::int64_t>(std::llround(span)), t, version_[t]);
+    const Slot& me = slot(t);
+    const double span = me.left / me.rate;
+    PARASIM_CHECK(span < 9.2e18 - static_cast<double>(me.since), "simulated time overflows (over 106 days) under interference");
+    events.push(Event{me.since + static_cast<std::int64_t>(std::llround(span)), t, me.version});
   }
 
   const TaskGraph& g_;
   std::span<const Picoseconds> collective_ps_;
   const Interference& x_;
-  std::vector<std::vector<TaskId>> computing_;    // per device: its running compute tasks (one per compute stream)
-  std::vector<std::vector<TaskId>> in_flight_;    // per device: collectives running on it
-  std::vector<double> left_;
-  std::vector<std::int64_t> since_;
-  std::vector<double> rate_;
-  std::vector<std::uint32_t> version_;
-  std::vector<std::uint32_t> busy_members_;  // per collective task: its devices now computing
+  std::vector<std::vector<TaskId>> computing_;  // per device: its running compute tasks (one per compute stream)
+  std::vector<std::vector<TaskId>> in_flight_;  // per device: collectives running on it
+  std::vector<std::uint32_t> slot_of_;          // per task: its slot while it runs
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
 };
+
+/// A collective in flight on a device, as a compute task there sees it: when, and what compute keeps.
+struct Beside {
+  std::int64_t start = 0, end = 0;
+  double rate = 1;
+};
+
+/// When a compute task of `work` picoseconds started at `start` finishes beside `beside` (the
+/// collectives timed so far on its device), at the least of their rates wherever they overlap. The
+/// work left is advanced only where the rate changes, as the event loop advances it, so both give
+/// the same picosecond.
+std::int64_t stretched_finish(std::int64_t start, std::int64_t work, const std::vector<Beside>& beside, std::vector<std::int64_t>& points) {
+  if (beside.empty() || work == 0) return start + work;
+  points.clear();
+  points.push_back(start);
+  for (const Beside& b : beside) {
+    if (b.start > start) points.push_back(b.start);
+    points.push_back(b.end);
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  auto rate_at = [&](std::int64_t t) {
+    double r = 1;
+    for (const Beside& b : beside)
+      if (b.start <= t && t < b.end) r = std::min(r, b.rate);
+    return r;
+  };
+  double left = static_cast<double>(work);
+  std::int64_t since = start;
+  double rate = rate_at(start);
+  for (const std::int64_t p : points) {
+    if (p <= since) continue;
+    const double next = rate_at(p);
+    if (next == rate) continue;
+    // Does the task end before the rate changes at p?
+    const std::int64_t end = since + static_cast<std::int64_t>(std::llround(left / rate));
+    if (end <= p) return end;
+    left = std::max(0.0, left - static_cast<double>(p - since) * rate);
+    since = p;
+    rate = next;
+  }
+  return since + static_cast<std::int64_t>(std::llround(left / rate));
+}
+
+/// The one-pass engine under interference, for the common case: no collective slows beside compute
+/// (every communication rate 1, so a collective lasts its own duration) and every queue follows the
+/// ids (the lowering's graphs). Visiting the tasks by id, each collective's interval is known before
+/// any compute task it can overlap is timed, provided it starts no earlier than the end of the last
+/// compute task already timed on each of its devices; a compute task is then stretched by the
+/// collectives beside it. Returns false, leaving `out` to be discarded, when a collective starts
+/// under a compute task already timed, or a device computes on two streams: the event loop then
+/// decides.
+bool simulate_one_pass(const TaskGraph& g, std::span<const Picoseconds> collective_ps, const Interference& x, InterferedTimeline& out,
+                       ProgressSink* progress) {
+  const std::size_t n = g.task_count();
+  const std::size_t streams = g.stream_count();
+  const auto devices = static_cast<std::size_t>(g.devices);
+  std::vector<std::int64_t>& start_ps = out.timeline.start_ps;
+  std::vector<std::int64_t>& finish_ps = out.finish_ps;
+  reserve_huge(start_ps, n);
+  start_ps.resize(n);
+  reserve_huge(finish_ps, n);
+  finish_ps.resize(n);
+  std::vector<std::int64_t> free_at(g.resource_count(), 0);
+  std::vector<std::vector<Beside>> beside(devices);
+  std::vector<std::int64_t> compute_end(devices, 0);
+  std::vector<std::int16_t> compute_stream(devices, -1);
+  std::vector<std::int64_t> points;
+  std::int64_t makespan = 0;
+  for (TaskId t = 0; t < n; ++t) {
+    std::int64_t start = 0;
+    for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) start = std::max(start, finish_ps[g.deps[k]]);
+    std::int64_t scratch = 0;
+    const auto on = g.devices_of(t, scratch);
+    const std::size_t stream = g.stream[t];
+    for (const std::int64_t d : on) start = std::max(start, free_at[static_cast<std::size_t>(d) * streams + stream]);
+    std::int64_t finish = 0;
+    if (g.kind[t] == TaskKind::Compute) {
+      const auto d = static_cast<std::size_t>(g.owner[t]);
+      if (compute_stream[d] < 0) compute_stream[d] = static_cast<std::int16_t>(stream);
+      if (compute_stream[d] != static_cast<std::int16_t>(stream)) return false;
+      auto& b = beside[d];
+      b.erase(std::remove_if(b.begin(), b.end(), [start](const Beside& c) { return c.end <= start; }), b.end());
+      finish = stretched_finish(start, g.duration_ps[t], b, points);
+      compute_end[d] = finish;
+    } else if (g.kind[t] == TaskKind::Collective) {
+      finish = start + collective_ps[g.owner[t]].count;
+      const CollectiveSpec& spec = g.collectives[g.owner[t]];
+      const std::size_t cls = interference_class(spec.kind, spec.kernel);
+      const double share = x.share_of(g.owner[t]);
+      for (const std::int64_t dev : on) {
+        const auto d = static_cast<std::size_t>(dev);
+        if (start < compute_end[d]) return false;  // it runs under a compute task already timed
+        const double rate = x.of(dev).compute_beside(cls, share);
+        if (rate < 1 && finish > start) beside[d].push_back({start, finish, rate});
+      }
+    } else {
+      finish = start + g.duration_ps[t];
+    }
+    for (const std::int64_t d : on) free_at[static_cast<std::size_t>(d) * streams + stream] = finish;
+    start_ps[t] = start;
+    finish_ps[t] = finish;
+    makespan = std::max(makespan, finish);
+    if (progress && (t + 1) % kProgressEvery == 0) progress->update(t + 1);
+  }
+  out.timeline.makespan = Picoseconds(makespan);
+  return true;
+}
+
+/// The fluid event loop (every case).
+InterferedTimeline simulate_events(const TaskGraph& g, std::span<const Picoseconds> collective_ps, const Interference& interference,
+                                   ProgressSink* progress);
 
 }  // namespace
 
 InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Picoseconds> collective_ps, const Interference& given,
                                          ProgressSink* progress) {
-  // No entries at all: every rate 1.
-  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0)};
-  const Interference& interference = given.of_device.empty() ? free : given;
-  const std::size_t n = g.task_count();
-  const std::size_t streams = g.stream_count();
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+  // No entries at all: every rate 1.
+  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}};
+  const Interference& interference = given.of_device.empty() ? free : given;
   PARASIM_CHECK(interference.of_device.size() == static_cast<std::size_t>(g.devices), "one interference entry per device");
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
+  PARASIM_CHECK(interference.channel_share.empty() || interference.channel_share.size() == g.collectives.size(),
+                "one channel share per collective");
+  const bool fixed_collectives = std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) {
+    return std::all_of(r.communication.begin(), r.communication.end(), [](double c) { return c == 1; });
+  });
+  if (g.queues_follow_ids && fixed_collectives) {
+    InterferedTimeline out;
+    if (simulate_one_pass(g, collective_ps, interference, out, progress)) return out;
+  }
+  return simulate_events(g, collective_ps, interference, progress);
+}
+
+namespace {
+
+InterferedTimeline simulate_events(const TaskGraph& g, std::span<const Picoseconds> collective_ps, const Interference& interference,
+                                   ProgressSink* progress) {
+  const std::size_t n = g.task_count();
+  const std::size_t streams = g.stream_count();
 
   // Successors, and per task what it waits for: its dependencies and the head of each of its queues.
   std::vector<std::uint32_t> succ_begin(n + 1, 0);
@@ -191,39 +396,31 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   }
 
   InterferedTimeline out;
+  reserve_huge(out.timeline.start_ps, n);
   out.timeline.start_ps.assign(n, -1);
+  reserve_huge(out.finish_ps, n);
   out.finish_ps.assign(n, -1);
   std::vector<std::uint32_t> head(g.queue_begin.begin(), g.queue_begin.end() - 1);
   Fluid fluid(g, collective_ps, interference);
   std::int64_t now = 0;
   std::size_t finished = 0;
-  // Tasks released at `now` start together once every event of this instant is handled, in task id
-  // order, so a rate change at an instant never depends on the order its events were popped.
-  std::vector<TaskId> ready;
+  // A task starts the moment its last predecessor finishes. Several events of one instant change
+  // rates in some order, but every rate between them lasts no time, so the order leaves the timeline
+  // as it is.
   auto release = [&](TaskId t) {
-    if (--pending[t] == 0) ready.push_back(t);
-  };
-  auto start_ready = [&] {
-    std::sort(ready.begin(), ready.end());
-    for (const TaskId t : ready) {
+    if (--pending[t] == 0) {
       out.timeline.start_ps[t] = now;
       fluid.start(t, now);
     }
-    ready.clear();
   };
   for (std::size_t r = 0; r + 1 < g.queue_begin.size(); ++r)
     if (head[r] < g.queue_begin[r + 1]) release(g.queue[head[r]]);
 
   for (;;) {
     while (!fluid.events.empty() && !fluid.current(fluid.events.top())) fluid.events.pop();
-    // What an instant released starts once every event of the instant has been handled.
-    if (!ready.empty() && (fluid.events.empty() || std::get<0>(fluid.events.top()) != now)) {
-      start_ready();
-      continue;
-    }
     if (fluid.events.empty()) break;
-    const TaskId t = std::get<1>(fluid.events.top());
-    now = std::get<0>(fluid.events.top());
+    const TaskId t = fluid.events.top().task;
+    now = fluid.events.top().finish;
     fluid.events.pop();
     out.finish_ps[t] = now;
     fluid.finish(t, now);
@@ -247,6 +444,8 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   out.timeline.makespan = Picoseconds(now);
   return out;
 }
+
+}  // namespace
 
 std::vector<std::int64_t> compute_stretch_ps(const TaskGraph& g, std::span<const std::int64_t> start_ps, std::span<const std::int64_t> finish_ps) {
   PARASIM_CHECK(start_ps.size() == g.task_count() && finish_ps.size() == g.task_count(), "one start and finish per task");
