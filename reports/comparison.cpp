@@ -52,6 +52,8 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
   text("profile", [](const sim::Result& r) { return r.profile; });
   text("profile origin", [](const sim::Result& r) { return r.profile_origin; });
   text("devices", [](const sim::Result& r) { return std::to_string(r.devices) + " × " + r.device_kind; });
+  if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return !r.implementation.empty(); }))
+    text("implementation", [](const sim::Result& r) { return r.implementation.empty() ? std::string("not recorded") : r.implementation; });
   if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return !r.attention_kernel.empty(); }))
     text("attention kernel", [](const sim::Result& r) { return r.attention_kernel.empty() ? std::string("none") : r.attention_kernel; });
   figure("step time", "s", [](const sim::Result& r) { return r.step_time_s; }, sig4);

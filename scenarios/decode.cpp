@@ -221,7 +221,9 @@ strategies::PlanSpec decode_plan(const json& p) {
   if (p.contains("recompute"))
     spec.recompute = enum_value(strategies::recompute_from_string(p["recompute"].get<std::string>()), "plan.recompute");
   spec.sequence_parallel = p.value("sequence_parallel", spec.sequence_parallel);
-  spec.grad_bucket_mb = p.value("grad_bucket_mb", spec.grad_bucket_mb);
+  if (p.contains("grad_bucket_mb")) spec.grad_bucket_mb = p["grad_bucket_mb"].get<double>();
+  if (p.contains("implementation"))
+    spec.implementation = enum_value(strategies::framework_from_string(p["implementation"].get<std::string>()), "plan.implementation");
   spec.overlap_grad_reduce = p.value("overlap_grad_reduce", spec.overlap_grad_reduce);
   spec.overlap_param_gather = p.value("overlap_param_gather", spec.overlap_param_gather);
   spec.blocking_p2p = p.value("blocking_p2p", spec.blocking_p2p);

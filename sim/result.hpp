@@ -70,6 +70,10 @@ struct Result {
   /// The fused attention implementation whose curves timed the attention ("cudnn", ...; "gemm curve"
   /// on a device without attention curves); empty for a model without fused attention.
   std::string attention_kernel;
+  /// The framework whose gathers and gradient buckets the prediction assumes
+  /// (strategies/implementation.hpp: "megatron-core", ...), and what that means in a line.
+  std::string implementation;
+  std::string implementation_detail;
   std::string device_kind;
   std::int64_t devices = 0;
   std::int64_t tasks = 0;

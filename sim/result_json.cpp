@@ -147,6 +147,7 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
   out["profile"] = json{{"name", r.profile}, {"origin", r.profile_origin}};
   out["device_kind"] = r.device_kind;
   if (!r.attention_kernel.empty()) out["attention_kernel"] = r.attention_kernel;
+  out["implementation"] = json{{"framework", r.implementation}, {"detail", r.implementation_detail}};
   out["device_count"] = r.devices;
   out["task_count"] = r.tasks;
   out["replica_shortcut"] = r.replica_shortcut;
@@ -260,6 +261,14 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
   }
   out.device_kind = r.string("device_kind");
   if (r.has("attention_kernel")) out.attention_kernel = r.string("attention_kernel");
+  if (r.has("implementation")) {
+    ObjectReader i = r.object("implementation");
+    out.implementation = i.string("framework");
+    out.implementation_detail = i.string_or("detail", "");
+    i.finish();
+  } else {
+    r.accept("implementation");
+  }
   out.devices = r.integer("device_count", 1);
   out.tasks = r.integer("task_count", 0);
   out.replica_shortcut = r.boolean_or("replica_shortcut", false);

@@ -200,7 +200,17 @@ std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxis
     if (to + 1 == from) backward_send[static_cast<std::size_t>(to)] = std::max(backward_send[static_cast<std::size_t>(to)], t);
   }
   std::vector<double> stage_params(stages.size(), 0);
-  for (const auto& sw : strategies::stage_weights(graph, plan)) stage_params[static_cast<std::size_t>(sw.stage)] += sw.local_elements;
+  // Per graph layer, its gather units (as sim/work/chunk_program.cpp forms them).
+  std::vector<std::set<std::string>> units(static_cast<std::size_t>(layer_count));
+  const strategies::Implementation& impl = plan.implementation;
+  for (const auto& sw : strategies::stage_weights(graph, plan)) {
+    stage_params[static_cast<std::size_t>(sw.stage)] += sw.local_elements;
+    if (sw.local_elements < impl.persistence_elements) continue;
+    const auto& op = graph.op(sw.op);
+    units[static_cast<std::size_t>(op.layer)].insert(impl.gather_unit == strategies::GatherUnit::Layer    ? std::string()
+                                                     : impl.gather_unit == strategies::GatherUnit::Module ? op.name
+                                                                                                           : sw.weight->name);
+  }
   const auto bpp = strategies::bytes_per_parameter(plan);
 
   // Spread each stage's figures over its graph layers: times by the layers' FLOPs, bytes by their
@@ -231,6 +241,7 @@ std::vector<ProbeLayer> SearchEvaluator::run_probe(const Candidate& c, InnerAxis
       out.comm_s = in.comm_s * time_share;
       out.optimizer_s = in.optimizer_s * byte_share;
       out.weight_bytes = stage_params[st] * byte_share * bpp.weights;
+      out.gather_units = static_cast<double>(std::max<std::size_t>(1, units[static_cast<std::size_t>(l)].size()));
       out.grad_bytes = stage_params[st] * byte_share * bpp.gradients;
       // The stage's sends leave from its last layer.
       out.boundary_s = l == first + n - 1 ? forward_send[st] + backward_send[st] : 0;
@@ -258,8 +269,14 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   std::vector<std::vector<std::int64_t>> groups(static_cast<std::size_t>(pp));
   for (std::int64_t s = 0; s < pp; ++s) groups[static_cast<std::size_t>(s)] = data_group(plan, s, use_of(s) == InnerAxisUse::Data);
 
-  // ZeRO-3, per micro-batch and pass: all the stage's gathers, its first layer's and its last's.
-  std::vector<double> gathers(static_cast<std::size_t>(pp), 0), forward(gathers), first_gather(gathers), last_gather(gathers);
+  // ZeRO-3, per micro-batch: all the stage's gathers of one pass, the backward's again after a
+  // recomputation (a layer beyond the implementation's reuse distance), its first layer's and its
+  // last's; and its gradient reductions one weight tensor at a time where the implementation
+  // reduces so (strategies/implementation.hpp).
+  const strategies::Implementation& impl = plan.implementation;
+  const double weight_elem_bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan.precision)));
+  std::vector<double> gathers(static_cast<std::size_t>(pp), 0), regathers(gathers), forward(gathers), first_gather(gathers),
+      last_gather(gathers), per_parameter_reduce(gathers);
   std::vector<bool> gathered(static_cast<std::size_t>(pp), false);
   // Per stage: one micro-batch's forward and the layers holding weights (for --overlap-param-gather).
   std::vector<double> stage_forward(static_cast<std::size_t>(pp), 0), weight_layers(stage_forward);
@@ -283,8 +300,17 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     // micro-batch, on the data-parallel stream (Rajbhandari et al. 2020, §5.3; as
     // sim/work/weight_gathers.hpp).
     if (plan.zero >= 3 && groups[si].size() > 1) {
-      const double gather = seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes);
+      // Its units split the layer's weights evenly, each a gather and the framework's host time.
+      const double host = impl.copies_per_rank * profile_.device(cl.devices.front().kind).kernel_launch_overhead_s *
+                          static_cast<double>(groups[si].size());
+      const double gather = p.weight_bytes > 0
+                                ? p.gather_units * (seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes / p.gather_units) + host)
+                                : 0;
       gathers[si] += gather;
+      if (plan.recompute == strategies::Recompute::Full && p.weight_bytes / weight_elem_bytes > impl.max_reuse_elements) regathers[si] += gather;
+      if (impl.reduce_per_parameter && p.grad_bytes > 0)
+        per_parameter_reduce[si] +=
+            p.gather_units * (seconds_of(cl, gradient_bucket_kind(plan), groups[si], p.grad_bytes / p.gather_units) + host);
       forward[si] += p.forward_s;
       if (!gathered[si]) first_gather[si] = gather;
       gathered[si] = true;
@@ -297,16 +323,19 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     const auto si = static_cast<std::size_t>(s);
     if (groups[si].size() <= 1) continue;
     // The collective the lowering reduces a bucket with (sim/work/work.hpp).
-    reduce[si] = seconds_of(cl, gradient_bucket_kind(plan), groups[si], grads[si]);
+    reduce[si] = per_parameter_reduce[si] > 0 ? per_parameter_reduce[si] : seconds_of(cl, gradient_bucket_kind(plan), groups[si], grads[si]);
     double exposed = 0;
     // ZeRO-2 and -3 reduce-scatter every micro-batch's gradients (DeepSpeed) during its backward.
     // ZeRO-3 also gathers each layer's weights one layer ahead of the compute
     // (sim/work/weight_gathers.hpp): each pass waits for its first gather (the forward's first layer, the
     // backward's last), and the rest are exposed only where they outlast the compute they overlap;
     // the backward's gathers share the data stream with its reduce-scatters.
-    if (plan.zero >= 3)
+    // A synchronous implementation overlaps none of it.
+    if (plan.zero >= 3 && impl.synchronous)
+      exposed += 2 * gathers[si] + regathers[si] + reduce[si];
+    else if (plan.zero >= 3)
       exposed += first_gather[si] + last_gather[si] + std::max(0.0, gathers[si] - forward[si]) +
-                 std::max(0.0, gathers[si] + reduce[si] - backward[si]);
+                 std::max(0.0, gathers[si] + regathers[si] + reduce[si] - backward[si]);
     else if (plan.zero >= 2)
       exposed += std::max(0.0, reduce[si] - backward[si]);
     work[si] += exposed;

@@ -45,6 +45,9 @@ struct ProbeLayer {
   double optimizer_s = 0; ///< the optimizer step of the layer's weights, without ZeRO
   double boundary_s = 0;  ///< the layer's output to a next stage and its gradient back
   double weight_bytes = 0;  ///< the layer's weights on one device (for ZeRO-3 gathers)
+  /// ZeRO-3's all-gathers of the layer per pass, in the plan's gather units (strategies/implementation.hpp;
+  /// its weights split evenly between them).
+  double gather_units = 1;
   double grad_bytes = 0;    ///< the layer's gradients on one device (for their reduction)
 };
 

@@ -153,8 +153,12 @@ CollectiveAlgorithm requested_algorithm(const CollectiveSpec& c, const Cluster& 
 std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster) {
   std::vector<CollectiveEstimate> out;
   out.reserve(tasks.collectives.size());
-  for (const auto& c : tasks.collectives)
+  for (const auto& c : tasks.collectives) {
     out.push_back(collective_time(cluster, c.kind, tasks.group(c.group), c.bytes, requested_algorithm(c, cluster)));
+    // The framework's host time around it (a list-based API's per-rank copies) adds to its time.
+    if (c.host_s_per_rank > 0)
+      out.back().time += Picoseconds::from_seconds(c.host_s_per_rank * static_cast<double>(tasks.group(c.group).size()));
+  }
   return out;
 }
 
@@ -168,6 +172,8 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.backend = std::string(to_string(backend));
   r.profile = profile.name;
   r.profile_origin = profile.origin;
+  r.implementation = std::string(strategies::to_string(plan.implementation.framework));
+  r.implementation_detail = strategies::describe(plan.implementation);
   r.device_kind = cluster.devices.front().kind;
   // The implementation whose curves timed the attention, by the cost model's own lookup (a dtype
   // without curves, fp32 say, runs on the GEMM curve whatever the run names).

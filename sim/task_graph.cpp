@@ -79,7 +79,7 @@ std::uint32_t TaskGraphBuilder::group(std::span<const std::int64_t> members) {
 std::uint32_t TaskGraphBuilder::collective(const CollectiveSpec& spec) {
   const auto key =
       std::make_tuple(static_cast<int>(spec.kind), static_cast<int>(spec.algorithm), spec.group, spec.bytes, spec.root, spec.occupies,
-                      static_cast<int>(spec.kernel));
+                      static_cast<int>(spec.kernel), spec.host_s_per_rank);
   auto [it, inserted] = collective_index_.try_emplace(key, static_cast<std::uint32_t>(g_.collectives.size()));
   if (inserted) g_.collectives.push_back(spec);
   return it->second;

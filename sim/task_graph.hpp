@@ -78,6 +78,10 @@ struct CollectiveSpec {
   static constexpr std::uint32_t kWholeGroup = UINT32_MAX;
   /// What runs it on the devices (what it takes from the compute beside it, sim/interference.hpp).
   CommKernel kernel = CommKernel::Nccl;
+  /// Host time per member of `group` the framework spends before the collective completes (a
+  /// list-based API copying each rank's shard; strategies/implementation.hpp): it adds group size ×
+  /// this to the collective's time on either backend.
+  double host_s_per_rank = 0;
   bool operator==(const CollectiveSpec&) const = default;
 };
 
@@ -193,7 +197,7 @@ class TaskGraphBuilder {
   TaskGraph g_;
   std::vector<std::vector<TaskId>> queues_;
   std::map<std::vector<std::int64_t>, std::uint32_t> group_index_;
-  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t, int>, std::uint32_t> collective_index_;
+  std::map<std::tuple<int, int, std::uint32_t, double, std::int64_t, std::uint32_t, int, double>, std::uint32_t> collective_index_;
   std::map<std::pair<std::string, WorkId>, std::uint32_t> label_index_;
 };
 

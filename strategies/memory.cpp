@@ -130,6 +130,33 @@ double layer_activation_bytes(const models::TransformerShape& shape, std::int64_
   return tokens * (replicated / (sequence_parallel ? t : 1) + latents + (attention + mlp + gathered_kv) / t);
 }
 
+double zero3_gathered_bytes(const models::Graph& g, const Plan& plan) {
+  if (plan.zero < 3) return 0;
+  const Implementation& impl = plan.implementation;
+  const double bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan.precision)));
+  // Per layer: its gather units' elements (as sim/work/chunk_program.cpp, append_units, forms them).
+  std::map<std::int32_t, std::map<std::string, double>> units;  // layer → unit name → elements
+  for (const StageWeight& sw : stage_weights(g, plan)) {
+    if (sw.local_elements < impl.persistence_elements) continue;
+    const auto& op = g.op(sw.op);
+    const std::string unit = impl.gather_unit == GatherUnit::Layer ? std::string() : impl.gather_unit == GatherUnit::Module ? op.name : sw.weight->name;
+    units[op.layer][unit] += sw.local_elements;
+  }
+  double layer = 0, unit = 0;
+  for (const auto& [l, by_unit] : units) {
+    double sum = 0;
+    for (const auto& [name, elements] : by_unit) {
+      sum += elements;
+      unit = std::max(unit, elements);
+    }
+    layer = std::max(layer, sum);
+  }
+  if (impl.synchronous) return layer * bytes;
+  // Prefetched beyond the layer: at least prefetch_units units, or up to prefetch_elements.
+  const double ahead = std::max(static_cast<double>(impl.prefetch_units) * unit, std::min(impl.prefetch_elements, layer));
+  return (layer + ahead) * bytes;
+}
+
 std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& plan) {
   const BytesPerParameter bpp = bytes_per_parameter(plan);
   const auto layer_count = static_cast<std::int32_t>(g.layers().size());
@@ -175,6 +202,7 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     layer_full_act[static_cast<std::size_t>(l)] = full;
   }
 
+  const double gathered = zero3_gathered_bytes(g, plan);
   std::vector<StageMemory> out;
   for (std::int64_t stage = 0; stage < plan.pp; ++stage) {
     StageMemory sm;
@@ -204,7 +232,11 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
     // ZeRO-3 gathers the next layer's weights while one is in use (kZero3PrefetchLayers ahead); sequence parallel all-gathers the
     // layer input (s·b·h elements) before the column-parallel GEMMs.
     if (plan.dp() > 1) sm.memory.buffers_bytes += 2 * std::min(plan.grad_bucket_bytes, sm.memory.gradients_bytes * (plan.zero >= 2 ? plan.dp() : 1));
-    if (plan.zero >= 3) sm.memory.buffers_bytes += static_cast<double>(1 + kZero3PrefetchLayers) * largest_layer_weight_bytes;
+    if (plan.zero >= 3) {
+      sm.memory.buffers_bytes += gathered;
+      // A per-layer reduce-scatter (FSDP2) holds the layer's unsharded gradients until it runs.
+      if (plan.grad_bucket_bytes <= 0) sm.memory.buffers_bytes += 2 * largest_layer_weight_bytes * bpp.gradients / bpp.weights;
+    }
     if (t && plan.sequence_parallel)
       sm.memory.buffers_bytes +=
           2 * static_cast<double>(t->seq_len / plan.cp() * plan.micro_batch * t->hidden) * dtype_bytes(plan.precision);

@@ -10,12 +10,12 @@
 
 namespace parasim::strategies {
 
-/// Layers ZeRO-3 gathers ahead of the one computing, within a pass: the memory model budgets the
-/// gathered weights of 1 + this many layers, and the lowering (sim/work/weight_gathers.hpp) issues
-/// no gather earlier. PyTorch FSDP's default prefetch is one layer ahead (layer i + 1's all-gather
-/// overlaps layer i's compute; `limit_all_gathers` keeps no more in flight); DeepSpeed bounds its
-/// prefetch the same way (stage3_prefetch_bucket_size).
-inline constexpr std::int64_t kZero3PrefetchLayers = 1;
+/// The weights ZeRO-3 holds gathered at once on one device of `plan`, in bytes: the largest layer's
+/// gather units (strategies/implementation.hpp) and the prefetch beyond them — FSDP2 two layers,
+/// DeepSpeed a layer and the next unit (or up to stage3_prefetch_bucket_size elements), a
+/// synchronous implementation one layer — as the lowering issues them (sim/work/weight_gathers.hpp).
+/// Weights under the persistence threshold stay whole and are not counted here. 0 below ZeRO-3.
+[[nodiscard]] double zero3_gathered_bytes(const models::Graph& graph, const Plan& plan);
 
 struct MemoryBreakdown {
   double weights_bytes = 0;

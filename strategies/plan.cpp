@@ -341,7 +341,13 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.tp_comm_overlap = spec.tp_comm_overlap;
   plan.cp_comm = spec.cp_comm;
   plan.expert_imbalance = spec.expert_imbalance;
-  plan.grad_bucket_bytes = spec.grad_bucket_mb * 1024.0 * 1024.0;
+  {
+    const bool transformer = g.transformer().has_value();
+    const Framework framework = spec.implementation ? *spec.implementation : default_framework(transformer);
+    const auto grad_dtype = training.grad_precision ? *training.grad_precision : models::weight_dtype(training.precision);
+    plan.implementation = implementation_of(framework, dp, static_cast<double>(models::bytes_of(grad_dtype)), spec.grad_bucket_mb);
+    plan.grad_bucket_bytes = plan.implementation.bucket_for(spec.fsdp ? 3 : spec.zero);
+  }
   plan.overlap_grad_reduce = spec.overlap_grad_reduce;
   plan.overlap_param_gather = spec.overlap_param_gather;
   plan.blocking_p2p = spec.blocking_p2p;

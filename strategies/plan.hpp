@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/graph.hpp"
+#include "strategies/implementation.hpp"
 #include "strategies/mesh.hpp"
 #include "strategies/plan_spec.hpp"
 
@@ -51,7 +52,9 @@ struct Plan {
   bool tp_comm_overlap = false;  ///< see PlanSpec::tp_comm_overlap
   CpComm cp_comm = CpComm::P2P;  ///< see PlanSpec::cp_comm (with cp > 1)
   double expert_imbalance = 1.0;  ///< see PlanSpec::expert_imbalance
-  double grad_bucket_bytes = 25.0 * 1024 * 1024;
+  /// The framework running the plan and what it decides about the plan's communication.
+  Implementation implementation;
+  double grad_bucket_bytes = 25.0 * 1024 * 1024;  ///< implementation.bucket_bytes
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = false;  ///< see PlanSpec::overlap_param_gather
   bool blocking_p2p = false;

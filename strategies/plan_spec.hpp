@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/dtype.hpp"
+#include "strategies/implementation.hpp"
 
 namespace parasim::strategies {
 
@@ -70,7 +71,10 @@ struct PlanSpec {
   /// Transformer Engine's userbuffers): each sequence-parallel all-gather and reduce-scatter is split
   /// into chunks pipelined with the GEMM that consumes or produces it. Needs sequence parallelism.
   bool tp_comm_overlap = false;
-  double grad_bucket_mb = 25;      ///< gradient all-reduce bucket size in MiB (PyTorch DDP default 25)
+  /// Gradient reduction bucket in MiB; absent: the implementation's default (strategies/implementation.hpp).
+  std::optional<double> grad_bucket_mb;
+  /// The framework that runs the plan (strategies/implementation.hpp); absent: default_framework.
+  std::optional<Framework> implementation;
   bool overlap_grad_reduce = true;  ///< gradient reduction overlapped with backward
   /// ZeRO 1–2: the all-gather of the updated parameters runs under the next step's first forward pass
   /// (Megatron-LM --overlap-param-gather, where each layer waits for its own bucket), instead of at the

@@ -308,6 +308,12 @@ struct State {
   }
 
   void run_collective(std::uint32_t c) {
+    // The framework's host time around the collective (strategies/implementation.hpp) comes first.
+    const CollectiveSpec& spec = g.collectives[c];
+    if (spec.host_s_per_rank > 0) {
+      sg4::this_actor::sleep_for(spec.host_s_per_rank * static_cast<double>(g.group(spec.group).size()));
+      ++out.activities;
+    }
     for (const PhasePlan& phase : plans.collectives[c]) {
       std::vector<sg4::CommPtr> comms;
       comms.reserve(phase.comms.size());

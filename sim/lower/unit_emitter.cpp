@@ -132,7 +132,8 @@ void UnitEmitter::prepare_groups(const Unit& u, std::size_t i) {
   std::vector<std::pair<std::size_t, std::uint32_t>> by_block;
   for (std::uint32_t gi = 0; gi < ig.groups->size(); ++gi) {
     const Group& grp = (*ig.groups)[gi];
-    ig.collective_ids.push_back(b_.collective(CollectiveSpec{it.collective, it.algorithm, grp.id, it.bytes, -1, grp.occupies, it.kernel}));
+    ig.collective_ids.push_back(b_.collective(CollectiveSpec{it.collective, it.algorithm, grp.id, it.bytes, -1, grp.occupies, it.kernel,
+                                                                 it.copies_per_rank * durations_.launch_of(grp.members.front())}));
     by_block.emplace_back(block_local(it) ? blocks.of[layout_.pos_in_stage(grp.members.front())] : 0, gi);
   }
   std::stable_sort(by_block.begin(), by_block.end());
@@ -244,7 +245,8 @@ void UnitEmitter::emit_bucket(const Unit& u, const AxisSet& axes, double bytes, 
       const TaskId t = after_item == SIZE_MAX ? prev_[ud] : item_tasks_[after_item * u.stage_size + layout_.pos_in_stage(mdev)];
       if (t != kNoTask) deps_.push_back(t);
     }
-    const auto cid = b_.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, grp.id, bytes, -1, grp.occupies});
+    const auto cid = b_.collective(CollectiveSpec{kind, CollectiveAlgorithm::Auto, grp.id, bytes, -1, grp.occupies, CommKernel::Nccl,
+                                                  plan_.implementation.copies_per_rank * durations_.launch_of(grp.members.front())});
     const TaskId t = b_.add_collective(cid, stream_index(stream_of_axes(plan_.mesh, axes)), Category::GradientComm, u.micro_batch,
                                        b_.label("gradient bucket"), deps_);
     for (std::int64_t mdev : grp.members) {

@@ -104,32 +104,39 @@ class ChunkWriter {
     }
   }
 
-  /// ZeRO-3's gathers for a program using the chunk's layers in `order` (none without ZeRO-3).
+  /// ZeRO-3's gathers for a program using the chunk's layers in `order` (none without ZeRO-3), in
+  /// the implementation's gather units.
   [[nodiscard]] WeightGathers weight_gathers(const std::vector<std::int32_t>& order) const {
-    std::vector<std::int32_t> held;
-    std::vector<double> bytes;
-    std::vector<std::string> names;
-    if (plan_.zero >= 3 && plan_.dp() > 1 && !step_.data_axes.empty()) {
-      for (std::int32_t l : order) {
-        const double b = layer_weight_bytes(l);
-        if (b <= 0) continue;
-        held.push_back(l);
-        bytes.push_back(b);
-        names.push_back(g_.layers()[static_cast<std::size_t>(l)].name);
-      }
-    }
-    return WeightGathers(step_.data_axes, std::move(held), std::move(bytes), std::move(names));
+    std::vector<GatherUnitWork> units;
+    if (plan_.zero >= 3 && plan_.dp() > 1 && !step_.data_axes.empty())
+      for (std::int32_t l : order) append_units(l, units);
+    return WeightGathers(step_.data_axes, std::move(units), plan_.implementation);
   }
-  [[nodiscard]] double layer_weight_bytes(std::int32_t layer) const {
-    double bytes = 0;
+  /// Layer `layer`'s gather units: its weights in the implementation's units, weights under the
+  /// persistence threshold left out (they stay whole on every rank).
+  void append_units(std::int32_t layer, std::vector<GatherUnitWork>& units) const {
+    const strategies::Implementation& impl = plan_.implementation;
+    const std::string& layer_name = g_.layers()[static_cast<std::size_t>(layer)].name;
+    GatherUnitWork whole{layer, 0, 0, layer_name};
     std::set<std::string> seen;
     for (OpId op : ops_) {
       const auto& o = g_.op(op);
       if (o.layer != layer) continue;
-      for (const auto& w : o.weights)
-        if (seen.insert(w.name).second) bytes += strategies::local_elements(mesh(), plan_.sharding[op], o, w.spec) * weight_elem_bytes(plan_);
+      GatherUnitWork module{layer, 0, 0, o.name};
+      for (const auto& w : o.weights) {
+        if (!seen.insert(w.name).second) continue;
+        const double elements = strategies::local_elements(mesh(), plan_.sharding[op], o, w.spec);
+        if (elements <= 0 || elements < impl.persistence_elements) continue;
+        const GatherUnitWork tensor{layer, elements * weight_elem_bytes(plan_), elements, w.name};
+        if (impl.gather_unit == strategies::GatherUnit::Parameter) units.push_back(tensor);
+        for (GatherUnitWork* into : {&module, &whole}) {
+          into->bytes += tensor.bytes;
+          into->elements += tensor.elements;
+        }
+      }
+      if (impl.gather_unit == strategies::GatherUnit::Module && module.bytes > 0) units.push_back(module);
     }
-    return bytes;
+    if (impl.gather_unit == strategies::GatherUnit::Layer && whole.bytes > 0) units.push_back(whole);
   }
 
   /// Reshards of one consumer's tensor in `layout` into `to`, each a collective labelled `what`.
@@ -323,12 +330,14 @@ class ChunkWriter {
 
   /// One layer's backward: its recomputation, then its operators in reverse with their weight
   /// gradients marked ready.
-  void write_layer_backward(ProgramBuilder& pb, std::int32_t layer, std::set<std::string>& seen_weights) {
+  void write_layer_backward(ProgramBuilder& pb, std::int32_t layer, std::set<std::string>& seen_weights, WeightGathers& gathers) {
     std::vector<OpId> layer_ops;
     for (OpId op : ops_)
       if (g_.op(op).layer == layer) layer_ops.push_back(op);
-    if (plan_.recompute == strategies::Recompute::Full && recomputable_layer(g_, layer))
+    if (plan_.recompute == strategies::Recompute::Full && recomputable_layer(g_, layer)) {
       write_forward_ops(pb, layer_ops, Pass::Recompute, Category::Recompute, "R ", nullptr);
+      gathers.regather(pb, layer);
+    }
     if (plan_.recompute == strategies::Recompute::Selective) {
       // Selective recompute (Korthikanti et al. 2022) recomputes the attention core (scores,
       // softmax, dropout, context) before its backward; it needs no communication.
@@ -371,7 +380,7 @@ class ChunkWriter {
     std::set<std::string> seen_weights;
     for (auto layer_it = layers_.rbegin(); layer_it != layers_.rend(); ++layer_it) {
       gathers.enter(pb, *layer_it);
-      write_layer_backward(pb, *layer_it, seen_weights);
+      write_layer_backward(pb, *layer_it, seen_weights, gathers);
     }
     pb.flush();
     // Gradients of tensors that came from earlier chunks go back to them.
@@ -474,10 +483,15 @@ GradientBuckets gradient_buckets(const Program& backward, const Plan& plan) {
   GradientBuckets out;
   out.after.resize(backward.items.size());
   for (std::size_t i = 0; i < backward.items.size(); ++i) {
+    if (plan.implementation.reduce_per_parameter && plan.overlap_grad_reduce) {
+      // One reduction per weight tensor as its gradient completes (DeepSpeed before v0.6).
+      for (const auto& gr : backward.items[i].grads) out.after[i].emplace_back(gr.axes, gr.bytes);
+      continue;
+    }
     for (const auto& gr : backward.items[i].grads) out.rest[gr.axes] += gr.bytes;
     if (!plan.overlap_grad_reduce) continue;
     for (auto& [axes, bytes] : out.rest) {
-      if (bytes >= plan.grad_bucket_bytes) {
+      if (bytes > 0 && bytes >= plan.grad_bucket_bytes) {
         out.after[i].emplace_back(axes, bytes);
         bytes = 0;
       }

@@ -25,6 +25,8 @@ class ProgramBuilder {
   void add_dependency(std::uint32_t item, std::uint32_t on) { program_.items[item].extra_deps.push_back(on); }
   /// Collective `item` runs on `kernel` rather than NCCL's.
   void run_on(std::uint32_t item, CommKernel kernel) { program_.items[item].kernel = kernel; }
+  /// Collective `item` launches `copies` copy kernels per rank of its group.
+  void copies_per_rank(std::uint32_t item, double copies) { program_.items[item].copies_per_rank = copies; }
   [[nodiscard]] std::size_t item_count() const { return program_.items.size(); }
   /// The index of the last chained item emitted, or -1 when there is none.
   [[nodiscard]] std::int64_t last_chained() const {

@@ -55,6 +55,9 @@ struct WorkItem {
   CollectiveKind collective = CollectiveKind::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   CommKernel kernel = CommKernel::Nccl;   ///< collective: what runs it (sim/interference.hpp)
+  /// Collective: copy kernels per rank of its group the framework launches around it while the
+  /// device waits (strategies/implementation.hpp, copies_per_rank).
+  double copies_per_rank = 0;
   AxisSet axes;                           ///< collective: the mesh axes its groups vary along
   double bytes = 0;                       ///< collective or send, per the size convention of collectives.hpp
   std::int64_t peer_chunk = -1;           ///< send: the chunk receiving

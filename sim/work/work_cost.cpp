@@ -76,6 +76,7 @@ WorkDurations work_durations(const StepWork& step, const strategies::Plan& plan,
   }
   for (const auto& [kind, speed] : classes) {
     const DeviceProfile& dev = profile.device(kind);
+    out.launch_s.push_back(dev.kernel_launch_overhead_s);
     const OpSeconds seconds = op_seconds(step, plan, dev, speed);
     auto& durations = out.of_class.emplace_back();
     durations.reserve(step.computes.size());

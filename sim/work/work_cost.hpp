@@ -32,6 +32,8 @@ struct OpSeconds {
 struct WorkDurations {
   std::vector<std::size_t> class_of;               ///< per device
   std::vector<std::vector<Picoseconds>> of_class;  ///< [class][WorkId]
+  std::vector<double> launch_s;                    ///< per class: the device's kernel launch overhead, seconds
+  [[nodiscard]] double launch_of(std::int64_t device) const { return launch_s[class_of[static_cast<std::size_t>(device)]]; }
   [[nodiscard]] Picoseconds of(std::int64_t device, WorkId work) const {
     return of_class[class_of[static_cast<std::size_t>(device)]][work];
   }

@@ -408,23 +408,31 @@ TEST_CASE("simulate: a progress sink hears each phase begin and end, and the eng
 }
 
 TEST_CASE("lower: ZeRO-3 gathers one layer ahead, in the order each pass uses the layers", "[sim][lower]") {
-  // Small GPT, 3 blocks, dp 2, one micro-batch: the graph's layers are embeddings, layers.0–2 and
-  // head; without tensor parallelism each layer's forward (and backward) is one compute task on each
-  // device. The forward uses the layers first to last, the backward last to first. Each pass issues
-  // its first two gathers at once; the gather of its k-th layer (k ≥ 2) waits until the device has
-  // finished its (k − 2)-th layer, so at most two layers' weights are gathered at a time — what
-  // strategies/memory.cpp budgets (twice the largest layer) — and every layer waits for its own gather.
+  // Small GPT, 3 blocks, dp 2, one micro-batch, under its default implementation (Megatron-Core,
+  // whose ZeRO-3 is FSDP2: a layer per gather, one ahead): the graph's layers are embeddings,
+  // layers.0–2 and head; without tensor parallelism each layer's forward (and backward) is one
+  // compute task on each device. The forward uses the layers first to last, the backward last to
+  // first. Each pass issues its first two gathers at once; the gather of its k-th layer (k ≥ 2) waits
+  // until the device has finished its (k − 2)-th layer, so at most two layers' weights are gathered
+  // at a time — what strategies/memory.cpp budgets (twice the largest layer) — and every layer waits
+  // for its own gather. Each layer's gradients are reduce-scattered as its backward ends (FSDP2
+  // reduce-scatters per unit), between the backward's gathers on the same stream.
   PlanSpec spec;
   spec.zero = 3;
   const Lowered l = lowered(3, 1, 2, spec, 2);
   const auto& g = l.step.tasks;
   const std::size_t streams = g.stream_count();
   const auto compute = g.queue_of(0 * streams + sim::stream_index(sim::Stream::Compute));
-  const auto data = g.queue_of(0 * streams + sim::stream_index(sim::Stream::DataComm));
+  std::vector<TaskId> data, buckets;
+  for (const TaskId t : g.queue_of(0 * streams + sim::stream_index(sim::Stream::DataComm)))
+    (contains(g.labels[g.label[t]], "all-gather") ? data : buckets).push_back(t);
   const std::vector<std::string> forward{"embeddings", "layers.0", "layers.1", "layers.2", "head"};
   const std::vector<std::string> backward(forward.rbegin(), forward.rend());
-  // Device 0's data stream: the forward's five gathers, the backward's five, then the gradients.
-  REQUIRE(data.size() == 11);
+  // Device 0's data stream: the forward's five gathers and the backward's five; a reduce-scatter
+  // after each of the backward's head, layers.2, layers.1 and layers.0 (the tied embeddings' gradient
+  // is reduced at the step's end).
+  REQUIRE(data.size() == 10);
+  REQUIRE(buckets.size() == 4);
   REQUIRE(compute.size() == 11);  // 5 forward, 5 backward, the optimizer step
   auto depends_on = [&](TaskId t, TaskId on) {
     const auto deps = g.deps_of(t);

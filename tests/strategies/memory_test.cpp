@@ -91,9 +91,11 @@ TEST_CASE("memory: ZeRO stages 0–3 shard optimizer state, gradients and weight
       Row{1, 424, 424, 1272, 848},
       // ZeRO-2: gradients / 2 = 212 too; a bucket holds at most the full gradients 212·2 = 424 → 848.
       Row{2, 424, 212, 1272, 848},
-      // ZeRO-3: weights / 2 = 212 too; buffers add the prefetch of two copies of the largest layer's
-      // weights, 2 · 144 · 2 B = 576: 848 + 576 = 1424.
-      Row{3, 212, 212, 1272, 1424});
+      // ZeRO-3 (FSDP2, the MLP's default implementation, PyTorch): weights / 2 = 212 too; buffers
+      // hold two copies of the largest layer's gathered weights, 2 · 144 · 2 B = 576, and its
+      // unsharded gradients for the per-layer reduce-scatter, double-buffered, 2 · 144 · 2 B = 576:
+      // 1152 (no gradient bucket beyond that).
+      Row{3, 212, 212, 1272, 1152});
   INFO("zero " << row.zero);
   PlanSpec spec;
   spec.zero = row.zero;
