@@ -239,6 +239,10 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
   link.description = base.description + "; calibrated from " + what;
   link.latency_s = fit.latency_s;
   link.efficiency = efficiency_curve(within, line_rate);
+  // The measured times hold whatever protocol NCCL ran at each size: the fitted latency and curve
+  // stand for all of them, in place of the base profile's per-protocol figures.
+  link.protocols.clear();
+  link.sources.erase("protocols");
   const double n = static_cast<double>(log.ranks);
   std::ostringstream curve;
   for (const Sample& s : within) curve << (&s == &within.front() ? "" : ", ") << bytes_text(s.size) << " -> " << fixed(s.rate_per_s / 1e9, 2);

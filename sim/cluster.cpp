@@ -78,6 +78,8 @@ Link resolve_link(const LinkProfile& profile, const std::optional<double>& bandw
   link.bandwidth_bytes_per_s = bandwidth_gbps ? gbps_to_bytes_per_s(*bandwidth_gbps) : profile.bandwidth_bytes_per_s;
   link.latency_s = latency_us ? *latency_us * 1e-6 : profile.latency_s;
   link.efficiency = profile.efficiency;
+  // A latency the scenario states replaces the profile's per-protocol figures.
+  if (!latency_us) link.protocols = profile.protocols;
   return link;
 }
 

@@ -17,6 +17,9 @@ struct Link {
   double bandwidth_bytes_per_s = 0;  ///< per device (NIC, torus link), per direction
   double latency_s = 0;
   EfficiencyCurve efficiency;
+  /// The collective library's protocols over the link (sim/profile.hpp, Protocol); empty: one
+  /// protocol of latency_s per step at full bandwidth.
+  std::vector<Protocol> protocols;
   bool operator==(const Link&) const = default;
 };
 

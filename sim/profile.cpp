@@ -55,7 +55,11 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   return names;
 }
 
-std::vector<std::string> figure_names(const LinkProfile&) { return {"bandwidth_bytes_per_s", "latency_s", "efficiency"}; }
+std::vector<std::string> figure_names(const LinkProfile& link) {
+  std::vector<std::string> names{"bandwidth_bytes_per_s", "latency_s", "efficiency"};
+  if (!link.protocols.empty()) names.emplace_back("protocols");
+  return names;
+}
 
 const DeviceProfile& Profile::device(const std::string& name) const {
   auto it = devices.find(name);

@@ -84,6 +84,19 @@ struct DeviceProfile {
 /// "kernel_launch_overhead_s", and "interference" when some rate is below 1.
 [[nodiscard]] std::vector<std::string> figure_names(const DeviceProfile& device);
 
+/// One of a collective library's protocols over a link class (NCCL's LL, LL128 and Simple): the
+/// latency it adds per algorithm step crossing the link, the fraction of the link's collective
+/// bandwidth it reaches, and its per-collective launch and synchronisation cost. NCCL predicts each
+/// protocol's time and runs the fastest (src/graph/tuning.cc); so do the ring and tree algorithms
+/// here (sim/collectives/).
+struct Protocol {
+  std::string name;
+  double hop_latency_s = 0;
+  double bandwidth_fraction = 1;
+  double base_latency_s = 0;
+  bool operator==(const Protocol&) const = default;
+};
+
 struct LinkProfile {
   std::string name;  ///< "nvlink3", "pcie4", "ib-hdr", "ici-v4", ...
   std::string description;
@@ -91,11 +104,15 @@ struct LinkProfile {
   double latency_s = 0;              ///< per message / per algorithm step (alpha)
   /// Fraction of bandwidth a collective reaches, by message bytes (NCCL bus bandwidth over line rate).
   EfficiencyCurve efficiency;
+  /// The collective library's protocols over this link; empty: one protocol of `latency_s` per step,
+  /// full bandwidth and no per-collective cost.
+  std::vector<Protocol> protocols;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from
   bool operator==(const LinkProfile&) const = default;
 };
 
-/// The names of the figures of a link profile: "bandwidth_bytes_per_s", "latency_s", "efficiency".
+/// The names of the figures of a link profile: "bandwidth_bytes_per_s", "latency_s", "efficiency",
+/// and "protocols" when it has some.
 [[nodiscard]] std::vector<std::string> figure_names(const LinkProfile& link);
 
 struct Profile {

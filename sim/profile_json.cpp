@@ -229,6 +229,25 @@ LinkProfile read_link(const JsonDocument& doc, const std::string& pointer, const
   l.latency_s = r.number("latency_s", 0);
   r.required("efficiency");
   l.efficiency = read_curve(doc, r.pointer_of("efficiency"));
+  if (r.has("protocols")) {
+    for (const auto& at : r.array("protocols")) {
+      ObjectReader e(doc, at);
+      Protocol p;
+      p.name = e.string("name");
+      if (!valid_kernel_name(p.name))
+        throw e.error("name", "found \"" + p.name + "\", expected a protocol's name of 1 to 64 lower-case letters, digits and '-' (\"simple\", \"ll128\")");
+      p.hop_latency_s = e.number("hop_latency_s", 0);
+      p.bandwidth_fraction = e.positive("bandwidth_fraction");
+      if (p.bandwidth_fraction > 1) throw e.error("bandwidth_fraction", "found " + std::to_string(p.bandwidth_fraction) + ", expected a fraction in (0, 1]");
+      p.base_latency_s = e.number_or("base_latency_s", 0, 0);
+      e.finish();
+      for (const auto& other : l.protocols)
+        if (other.name == p.name) throw doc.error_at(at, "a second protocol \"" + p.name + "\"; each may appear once");
+      l.protocols.push_back(std::move(p));
+    }
+  } else {
+    r.accept("protocols");
+  }
   l.sources = read_sources(r, figure_names(l));
   r.finish();
   return l;
@@ -351,6 +370,13 @@ nlohmann::json to_json(const Profile& profile) {
         {"efficiency", curve_to_json(l.efficiency)},
         {"sources", sources_to_json(l.sources)},
     };
+    if (!l.protocols.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& p : l.protocols)
+        list.push_back({{"name", p.name}, {"hop_latency_s", p.hop_latency_s}, {"bandwidth_fraction", p.bandwidth_fraction},
+                        {"base_latency_s", p.base_latency_s}});
+      links[name]["protocols"] = list;
+    }
   }
   return {{"name", profile.name}, {"origin", profile.origin}, {"devices", devices}, {"links", links}};
 }

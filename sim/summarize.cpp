@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -150,11 +151,35 @@ CollectiveAlgorithm requested_algorithm(const CollectiveSpec& c, const Cluster& 
 
 }  // namespace
 
+namespace {
+
+/// The cluster a collective runs on: NCCL's protocols price NCCL's collectives; Transformer
+/// Engine's userbuffers kernels move their chunks at the links' own α and bandwidth.
+class ClusterFor {
+ public:
+  explicit ClusterFor(const Cluster& cluster) : cluster_(cluster) {}
+  const Cluster& operator()(const CollectiveSpec& c) {
+    if (c.kernel == CommKernel::Nccl) return cluster_;
+    if (!plain_) {
+      plain_ = cluster_;
+      for (Link* l : {&plain_->intra, &plain_->inter, &plain_->host_bridge, &plain_->wan}) l->protocols.clear();
+    }
+    return *plain_;
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::optional<Cluster> plain_;
+};
+
+}  // namespace
+
 std::vector<CollectiveEstimate> estimate_collectives(const TaskGraph& tasks, const Cluster& cluster) {
   std::vector<CollectiveEstimate> out;
   out.reserve(tasks.collectives.size());
+  ClusterFor on(cluster);
   for (const auto& c : tasks.collectives) {
-    out.push_back(collective_time(cluster, c.kind, tasks.group(c.group), c.bytes, requested_algorithm(c, cluster)));
+    out.push_back(collective_time(on(c), c.kind, tasks.group(c.group), c.bytes, requested_algorithm(c, cluster)));
     // The framework's host time around it (a list-based API's per-rank copies) adds to its time.
     if (c.host_s_per_rank > 0)
       out.back().time += Picoseconds::from_seconds(c.host_s_per_rank * static_cast<double>(tasks.group(c.group).size()));
@@ -286,9 +311,10 @@ std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const C
   PARASIM_CHECK(collectives.size() == tasks.collectives.size(), "one estimate per collective of the task graph");
   std::vector<CollectiveFlows> out;
   out.reserve(collectives.size());
+  ClusterFor on(cluster);
   for (std::size_t i = 0; i < collectives.size(); ++i) {
     const CollectiveSpec& c = tasks.collectives[i];
-    out.push_back(collective_flows(cluster, c.kind, tasks.group(c.group), c.bytes, collectives[i].algorithm, c.root));
+    out.push_back(collective_flows(on(c), c.kind, tasks.group(c.group), c.bytes, collectives[i].algorithm, c.root));
   }
   return out;
 }

@@ -70,6 +70,31 @@ struct Path {
 /// The latency of one step between nodes: the WAN's when the group spans sites, else the NICs'.
 [[nodiscard]] double inter_latency(const Cluster& cluster, const GroupShape& shape);
 
+/// The latency and bandwidth share of the fastest of the links' protocols (sim/profile.hpp, Protocol)
+/// for a collective of `intra_hops` algorithm steps inside nodes and `inter_hops` between them, moving
+/// `sent` bytes per device at `bandwidth` (NCCL's tuner: src/graph/tuning.cc predicts base latency +
+/// hops × hop latency + bytes / (bus bandwidth × the protocol's share) for LL, LL128 and Simple and
+/// runs the least). Links without protocols count `legacy_latency` for the whole collective at full
+/// bandwidth (a hand-built cluster's single α per step).
+struct ProtocolTerms {
+  double latency = 0;   ///< seconds: base + hops
+  double fraction = 1;  ///< of the bandwidth
+  std::string protocol;  ///< its name (empty: the links' single α)
+};
+[[nodiscard]] ProtocolTerms protocol_terms(const Cluster& cluster, const GroupShape& shape, double intra_hops, double inter_hops, double sent,
+                                           double bandwidth, double legacy_latency);
+/// A ring's steps of `kind` and how many of them cross nodes (NCCL: nsteps and nInterSteps):
+/// all-reduce 2(p − 1) and 2(n − 1), reduce-scatter, all-gather and broadcast p − 1 and n − 1.
+struct RingSteps {
+  double steps = 0, inter = 0;
+};
+[[nodiscard]] RingSteps ring_steps(const GroupShape& shape, CollectiveKind kind);
+/// The bottleneck bandwidth and per-step latency of NCCL's double binary tree through the group.
+[[nodiscard]] Path tree_path(const Cluster& cluster, const GroupShape& shape, double bytes);
+/// The double binary tree's protocol terms moving `sent` at `bandwidth`; without protocols
+/// 2·⌈log2 p⌉·`alpha`.
+[[nodiscard]] ProtocolTerms tree_terms(const Cluster& cluster, const GroupShape& shape, double sent, double bandwidth, double alpha);
+
 [[nodiscard]] std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);

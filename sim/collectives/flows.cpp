@@ -113,13 +113,19 @@ CollectiveFlows ring_flows(const Cluster& cluster, const GroupShape& shape, std:
     case CollectiveKind::Broadcast: T = S, steps = p - 1; break;
     default: PARASIM_CHECK(false, std::string("no ring for ") + std::string(to_string(kind)));
   }
-  const double latency = steps * collectives::ring_path(cluster, shape, S).latency;
+  // The closed form's protocol (ring.cpp): its latency, and its share of every link's bandwidth.
+  const collectives::Path path = collectives::ring_path(cluster, shape, S);
+  const collectives::RingSteps rs = collectives::ring_steps(shape, kind);
+  const double moved = kind == CollectiveKind::Broadcast ? S : T;
+  const collectives::ProtocolTerms terms =
+      collectives::protocol_terms(cluster, shape, rs.steps - rs.inter, rs.inter, moved, path.bandwidth, steps * path.latency);
+  const double latency = terms.latency;
   FlowPhase phase;
   const auto flow = [&](std::int64_t a, std::int64_t b, double bytes) {
     if (kind == CollectiveKind::Broadcast && b == root) return;  // a broadcast chain ends before its root
     const double eff = collectives::is_torus(cluster) || cluster.node_of(a) != cluster.node_of(b) ? inter_efficiency(cluster, S)
                                                                                                   : intra_efficiency(cluster, S);
-    phase.flows.push_back(Flow{a, b, bytes, latency, eff});
+    phase.flows.push_back(Flow{a, b, bytes, latency, eff * terms.fraction});
   };
   if (collectives::is_torus(cluster) || shape.nodes == 1) {
     const std::vector<std::int64_t> order = collectives::is_torus(cluster) ? torus_ring_order(cluster, group)
@@ -172,7 +178,7 @@ std::int64_t dtree_parent(std::int64_t n, std::int64_t rank, int tree) {
 /// The double binary tree between `n` nodes: each tree edge carries S/2 up and S/2 down, split over
 /// the nodes' first k members (channel c joins member c of each node).
 void add_double_tree_flows(const Cluster& cluster, const Members& m, std::int64_t n, std::int64_t k, double S, double latency,
-                           FlowPhase& phase) {
+                           FlowPhase& phase, double fraction = 1) {
   for (int tree = 0; tree < 2; ++tree)
     for (std::int64_t child = 0; child < n; ++child) {
       const std::int64_t parent = dtree_parent(n, child, tree);
@@ -181,8 +187,8 @@ void add_double_tree_flows(const Cluster& cluster, const Members& m, std::int64_
         const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
         const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
         const double bytes = S / 2 / static_cast<double>(k);
-        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S)});
-        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S)});
+        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S) * fraction});
+        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S) * fraction});
       }
     }
 }
@@ -192,18 +198,18 @@ void add_double_tree_flows(const Cluster& cluster, const Members& m, std::int64_
 /// node's k members (channel c joins member c of each node). One phase: reduce and broadcast are
 /// pipelined. Latency 2·⌈log2 p⌉·α.
 CollectiveFlows tree_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group, double S) {
-  double alpha = 0;
-  if (shape.max_per_node > 1) alpha = std::max(alpha, cluster.intra.latency_s);
-  if (shape.nodes > 1) alpha = std::max(alpha, collectives::inter_latency(cluster, shape));
-  const double latency = 2 * std::ceil(std::log2(static_cast<double>(shape.size))) * alpha;
+  // The closed form's protocol (tree.cpp): its latency, and its share of every flow's bandwidth.
+  const collectives::Path path = collectives::tree_path(cluster, shape, S);
+  const collectives::ProtocolTerms terms = collectives::tree_terms(cluster, shape, 2 * S, path.bandwidth, path.latency);
+  const double latency = terms.latency;
   const Members m = by_node(cluster, group);
   FlowPhase phase;
   for (const auto& members : m.on_node)
     for (std::size_t j = 0; j + 1 < members.size(); ++j) {
-      phase.flows.push_back(Flow{members[j], members[j + 1], S, latency, intra_efficiency(cluster, S)});
-      phase.flows.push_back(Flow{members[j + 1], members[j], S, latency, intra_efficiency(cluster, S)});
+      phase.flows.push_back(Flow{members[j], members[j + 1], S, latency, intra_efficiency(cluster, S) * terms.fraction});
+      phase.flows.push_back(Flow{members[j + 1], members[j], S, latency, intra_efficiency(cluster, S) * terms.fraction});
     }
-  add_double_tree_flows(cluster, m, shape.nodes, shape.min_per_node, S, latency, phase);
+  add_double_tree_flows(cluster, m, shape.nodes, shape.min_per_node, S, latency, phase, terms.fraction);
   return CollectiveFlows{{std::move(phase)}};
 }
 

@@ -2,6 +2,7 @@
 // around a ring, and the pipelined ring broadcast.
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "common/error.hpp"
 #include "sim/collectives/algorithms.hpp"
@@ -73,6 +74,55 @@ Cost split(const Cluster& cluster, const GroupShape& shape, double seconds, doub
   return {seconds, total - inter, inter};
 }
 
+ProtocolTerms protocol_terms(const Cluster& cluster, const GroupShape& shape, double intra_hops, double inter_hops, double sent,
+                             double bandwidth, double legacy_latency) {
+  const bool inside = intra_hops > 0, across = inter_hops > 0;
+  const Link* intra = inside ? &cluster.intra : nullptr;
+  const Link* inter = across ? (shape.spans_sites ? &cluster.wan : &cluster.inter) : nullptr;
+  const bool protocols = (intra && !intra->protocols.empty()) || (inter && !inter->protocols.empty());
+  if (!protocols || is_torus(cluster)) return ProtocolTerms{legacy_latency, 1, {}};
+  // The names either link lists; a link without that protocol crosses at its own α, full bandwidth.
+  std::vector<std::string> names;
+  for (const Link* l : {intra, inter})
+    if (l)
+      for (const Protocol& p : l->protocols)
+        if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  auto on = [](const Link* l, const std::string& name) -> Protocol {
+    for (const Protocol& p : l->protocols)
+      if (p.name == name) return p;
+    return Protocol{name, l->latency_s, 1, 0};
+  };
+  ProtocolTerms best;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const std::string& name : names) {
+    double base = 0, latency = 0, fraction = 1;
+    if (intra) {
+      const Protocol p = on(intra, name);
+      base = std::max(base, p.base_latency_s);
+      latency += intra_hops * p.hop_latency_s;
+      fraction = std::min(fraction, p.bandwidth_fraction);
+    }
+    if (inter) {
+      const Protocol p = on(inter, name);
+      base = std::max(base, p.base_latency_s);
+      latency += inter_hops * p.hop_latency_s;
+      fraction = std::min(fraction, p.bandwidth_fraction);
+    }
+    const double seconds = base + latency + sent / (bandwidth * fraction);
+    if (seconds < best_s) {
+      best_s = seconds;
+      best = ProtocolTerms{base + latency, fraction, name};
+    }
+  }
+  return best;
+}
+
+RingSteps ring_steps(const GroupShape& shape, CollectiveKind kind) {
+  const double p = static_cast<double>(shape.size), n = static_cast<double>(shape.nodes);
+  if (kind == CollectiveKind::AllReduce) return {2 * (p - 1), 2 * (n - 1)};
+  return {p - 1, n - 1};
+}
+
 std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes) {
   const double p = static_cast<double>(shape.size);
   const double S = bytes;
@@ -81,24 +131,31 @@ std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, C
   const double alpha = path.latency;
   // A ring over n ≥ 2 nodes leaves a node n times; inside one node never.
   const double crossing = shape.nodes > 1 ? static_cast<double>(shape.nodes) : 0;
+  // With the links' protocols, the steps' latency is NCCL's: base + intra steps × intra hop + inter
+  // steps × inter hop, and the protocol's share of B; without, (steps) × α at B.
+  const RingSteps rs = ring_steps(shape, kind);
+  auto timed = [&](double moved) {
+    const ProtocolTerms t = protocol_terms(cluster, shape, rs.steps - rs.inter, rs.inter, moved, B, rs.steps * alpha);
+    return t.latency + moved / (B * t.fraction);
+  };
   switch (kind) {
     case CollectiveKind::AllReduce: {
       // Reduce-scatter then all-gather, each p−1 steps moving S/p per step:
       // T = 2(p−1)/p · S/B + 2(p−1)·α (Thakur, Rabenseifner & Gropp 2005; Patarasuk & Yuan 2009).
       const double sent = 2 * (p - 1) / p * S;
-      return split(cluster, shape, sent / B + 2 * (p - 1) * alpha, sent, crossing);
+      return split(cluster, shape, timed(sent), sent, crossing);
     }
     case CollectiveKind::ReduceScatter:
     case CollectiveKind::AllGather: {
       // One half of the above: T = (p−1)/p · S/B + (p−1)·α.
       const double sent = (p - 1) / p * S;
-      return split(cluster, shape, sent / B + (p - 1) * alpha, sent, crossing);
+      return split(cluster, shape, timed(sent), sent, crossing);
     }
     case CollectiveKind::Broadcast: {
       // Pipelined ring (chain) from the root: in small chunks, the whole buffer streams through
       // every edge at B; the last rank receives the first chunk after p−1 hops: T = S/B + (p−1)·α.
       // Every rank but the last forwards S: (p−1)/p · S per device on average.
-      return split(cluster, shape, S / B + (p - 1) * alpha, (p - 1) / p * S, crossing);
+      return split(cluster, shape, timed(S), (p - 1) / p * S, crossing);
     }
     case CollectiveKind::AllToAll:
     case CollectiveKind::SendRecv: return std::nullopt;
