@@ -72,6 +72,7 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
   t << "parasim search: " << reports::terminal_safe(s.name) << " — " << reports::terminal_safe(model) << " on "
     << reports::terminal_safe(s.cluster.device) << " nodes of " << s.cluster.devices_per_node << ", global batch "
     << s.training.global_batch << "\n";
+  if (!o.implementation.empty()) t << "every plan under " << reports::terminal_safe(o.implementation) << "\n";
   t << o.candidates << " plans enumerated, " << o.valid << " valid, " << o.fitting << " fit in " << reports::gib(o.usable_memory_bytes)
     << " GiB usable per device";
   if (o.pipeline_cuts > 0) t << " (" << o.pipeline_cuts << " with stages cut by dynamic programming)";
@@ -190,14 +191,12 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
     std::cerr << "\n";
   }
   const auto started = std::chrono::steady_clock::now();
-  const search::SearchOutcome outcome = search::run_search(problem, options, evaluator.evaluator(), *executor, observer);
+  search::SearchOutcome outcome = search::run_search(problem, options, evaluator.evaluator(), *executor, observer);
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!root) return 0;
 
   const std::string model = scenarios::build_model_graph(base.model, 1, base.file).name();
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) : std::filesystem::path(args.out);
-  const std::string text = search::to_json(outcome, base.name, model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-
   // report.html (reports/html_search.hpp): the ranked plans, their breakdown and memory, the Pareto
   // front, and the best plan simulated once more for its pipeline timeline and comparison column.
   const search::RankedPlan& best = outcome.plans.front();
@@ -208,6 +207,9 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
                                            evaluator.cluster(best.candidate.nodes), profile, sim::Backend::Analytical, lower_options);
   best_run.result.scenario = base.name;
   best_run.result.variant = "#1 " + best.description;
+  // Every candidate holds the scenario's implementation: the best plan's result names it.
+  outcome.implementation = best_run.result.implementation_detail;
+  const std::string text = search::to_json(outcome, base.name, model).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::vector<sim::Result> best_results{best_run.result};
   reports::HtmlReport page;
   page.title = "parasim search: " + base.name;

@@ -113,13 +113,15 @@ Implementation implementation_of(Framework framework, std::int64_t dp, double gr
 
 std::string describe(const Implementation& i) {
   std::ostringstream d;
+  d.setf(std::ios::fixed);
+  d.precision(1);
   d << to_string(i.framework) << ": ZeRO-3 gathers per "
     << (i.gather_unit == GatherUnit::Layer ? "layer" : i.gather_unit == GatherUnit::Module ? "module" : "parameter");
   if (i.synchronous) {
     d << ", synchronised (no overlap)";
   } else {
     d << ", " << i.prefetch_units << " ahead";
-    if (i.prefetch_elements > 0) d << " (up to " << i.prefetch_elements << " elements)";
+    if (i.prefetch_elements > 0) d << " (up to " << i.prefetch_elements / 1e6 << "M elements)";
   }
   if (i.copies_per_rank > 0) d << ", a copy kernel per rank and collective";
   if (i.reduce_per_parameter) {

@@ -83,6 +83,9 @@ struct SearchOutcome {
   /// Why the second backend re-simulated nothing (its error, or that the evaluator has none).
   std::string refine_note;
   std::string refine_name;
+  /// The framework every candidate runs under (strategies/implementation.hpp) and what it does, as
+  /// the caller names them; empty when not recorded.
+  std::string implementation;
   Objective objective = Objective::Time;
   double price_per_device_hour = 0;
   double usable_memory_bytes = 0;

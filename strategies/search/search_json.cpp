@@ -101,6 +101,7 @@ json to_json(const SearchOutcome& o, const std::string& scenario, const std::str
               {"scenario", scenario},
               {"model", model},
               {"objective", std::string(to_string(o.objective))},
+              {"implementation", o.implementation},
               {"price_per_device_hour", number(o.price_per_device_hour)},
               {"usable_memory_bytes", number(o.usable_memory_bytes)},
               {"counts",
@@ -130,6 +131,7 @@ SavedSearch search_from_json(const JsonDocument& doc) {
   s.model = r.string("model");
   SearchOutcome& o = s.outcome;
   o.objective = *objective_from_string(r.enum_string("objective", objective_names()));
+  o.implementation = r.string_or("implementation", "");
   o.price_per_device_hour = r.number("price_per_device_hour", 0);
   o.usable_memory_bytes = r.number("usable_memory_bytes", 0);
   {
