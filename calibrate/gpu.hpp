@@ -49,6 +49,32 @@ struct NcclOptions {
 /// process), reported as nccl-tests reports it, so calibrated_link fits it the same way.
 [[nodiscard]] std::variant<NcclTestsLog, Unavailable> measure_nccl(const NcclOptions& options = {});
 
+/// Compute–communication interference on this node: an fp16 cuBLAS GEMM of n³ on every GPU's
+/// compute stream, timed alone and beside an NCCL all-reduce over every GPU on another stream, and
+/// the all-reduce timed alone and beside the GEMMs (CUDA events on each stream; the all-reduces
+/// beside are as many as last about as long as the GEMMs).
+struct InterferenceOptions {
+  std::int64_t gemm_n = 8192;
+  double all_reduce_bytes = double(1 << 28);
+  int gemms = 20;
+};
+struct InterferenceMeasurement {
+  std::string device_name;
+  int ranks = 0;
+  std::int64_t gemm_n = 0;
+  double all_reduce_bytes = 0;
+  double gemm_alone_s = 0, gemm_beside_s = 0;              ///< per GEMM
+  double all_reduce_alone_s = 0, all_reduce_beside_s = 0;  ///< per all-reduce
+};
+[[nodiscard]] std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions& options = {});
+
+/// `base` with the measured interference: compute keeps gemm_alone / gemm_beside of its speed beside
+/// every NCCL collective class (the all-reduce stands for the others), a collective keeps
+/// all_reduce_alone / all_reduce_beside while its device computes; each at most 1, with its source.
+/// Transformer Engine's userbuffers rates and the channel count stay the base's. Throws InputError
+/// (naming `what`) on a measurement with a non-positive time.
+[[nodiscard]] sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const InterferenceMeasurement& m, const std::string& what);
+
 /// The profile device a CUDA device name is ("NVIDIA A100-SXM4-80GB" → "a100-80gb"), if parasim has it.
 [[nodiscard]] std::optional<std::string> profile_device_for(const std::string& cuda_name);
 

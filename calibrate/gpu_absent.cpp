@@ -9,5 +9,6 @@ const char* const kNoCuda = "this build of parasim has no CUDA support: no CUDA 
 
 std::variant<CudaMeasurement, Unavailable> measure_cuda(const CudaOptions&) { return Unavailable{kNoCuda}; }
 std::variant<NcclTestsLog, Unavailable> measure_nccl(const NcclOptions&) { return Unavailable{kNoCuda}; }
+std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions&) { return Unavailable{kNoCuda}; }
 
 }  // namespace parasim::calibrate

@@ -60,4 +60,26 @@ sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeas
   return d;
 }
 
+sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const InterferenceMeasurement& m, const std::string& what) {
+  for (const double t : {m.gemm_alone_s, m.gemm_beside_s, m.all_reduce_alone_s, m.all_reduce_beside_s})
+    if (!(t > 0)) throw InputError(what, 0, 0, "", "an interference measurement with a time of " + fixed(t * 1e6, 3) + " us");
+  sim::DeviceProfile d = base;
+  const double compute = std::min(1.0, m.gemm_alone_s / m.gemm_beside_s);
+  const double communication = std::min(1.0, m.all_reduce_alone_s / m.all_reduce_beside_s);
+  // The NCCL classes come first in the rate tables (sim/interference.hpp); the all-reduce stands for
+  // every collective kind NCCL runs.
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
+    d.interference.compute[k] = compute;
+    d.interference.communication[k] = communication;
+  }
+  d.sources["interference"] =
+      "measured by `parasim calibrate --backend nccl` on " + std::to_string(m.ranks) + " x " + m.device_name + ": an fp16 cublasGemmEx of " +
+      std::to_string(m.gemm_n) + "^3 on every GPU took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +
+      " ms beside a " + bytes_text(m.all_reduce_bytes) + " ncclAllReduce over all of them (compute keeps " + fixed(compute, 3) +
+      "); the all-reduce took " + fixed(m.all_reduce_alone_s * 1e3, 3) + " ms alone and " + fixed(m.all_reduce_beside_s * 1e3, 3) +
+      " ms beside the GEMMs (communication keeps " + fixed(communication, 3) + "); the all-reduce stands for every NCCL collective" +
+      (base.sources.count("interference") ? "; Transformer Engine's rates and the channel count as before: " + base.sources.at("interference") : "");
+  return d;
+}
+
 }  // namespace parasim::calibrate

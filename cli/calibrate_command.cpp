@@ -159,6 +159,25 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "parasim calibrate: " << link << " measured by an NCCL all-reduce over " << log.ranks << " x " << log.device << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
+    // The same GPUs measure what an all-reduce and the GEMMs beside it cost each other.
+    const auto beside = calibrate::measure_interference();
+    if (const auto* u = std::get_if<calibrate::Unavailable>(&beside)) {
+      out << "  interference                   not measured: " << u->reason << "\n";
+    } else {
+      const auto& m = std::get<calibrate::InterferenceMeasurement>(beside);
+      std::string device = a.device;
+      if (device.empty()) {
+        const auto guess = calibrate::profile_device_for(m.device_name);
+        if (!guess || !profile.devices.count(*guess))
+          throw InputError("<command line>", 0, 0, "", "the GPU \"" + m.device_name + "\" is no device parasim knows: name its profile device with --device");
+        device = *guess;
+      }
+      const sim::DeviceProfile& d = profile.devices[device] =
+          calibrate::calibrated_interference(device_of(profile, device, "--device"), m, "--backend nccl");
+      const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);
+      out << "  interference (" << device << ")     compute keeps " << fixed(d.interference.compute[all_reduce], 3)
+          << " beside an all-reduce, the all-reduce " << fixed(d.interference.communication[all_reduce], 3) << " beside the GEMMs\n";
+    }
   } else if (a.backend == "mpi") {
     if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--backend mpi needs --link NAME: the link class between the ranks (ib-hdr, ethernet-100, ...)");
     const sim::LinkProfile& base_link = link_of(profile, a.link);

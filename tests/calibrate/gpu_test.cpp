@@ -89,3 +89,50 @@ TEST_CASE("calibrate gpu: the CUDA and NCCL measurements run where there is a GP
     CHECK(log.rows[1].time_s > 0);
   }
 }
+
+TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all-reduce", "[calibrate][gpu][interference]") {
+  const sim::DeviceProfile& h100 = sim::datasheet_profile().device("h100-sxm");
+  InterferenceMeasurement m;
+  m.device_name = "NVIDIA H100 80GB HBM3";
+  m.ranks = 8;
+  m.gemm_n = 8192;
+  m.all_reduce_bytes = double(1 << 28);
+  // GEMM 2.000 ms alone, 2.500 ms beside: compute keeps 2 / 2.5 = 0.8. All-reduce 1.000 ms alone,
+  // 1.250 ms beside: it keeps 0.8 too.
+  m.gemm_alone_s = 2e-3;
+  m.gemm_beside_s = 2.5e-3;
+  m.all_reduce_alone_s = 1e-3;
+  m.all_reduce_beside_s = 1.25e-3;
+  const sim::DeviceProfile d = calibrated_interference(h100, m, "--backend nccl");
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
+    CHECK_THAT(d.interference.compute[k], WithinRel(0.8, 1e-12));
+    CHECK_THAT(d.interference.communication[k], WithinRel(0.8, 1e-12));
+  }
+  // Transformer Engine's userbuffers rates and NCCL's channel count stay the datasheet's.
+  CHECK(d.interference.compute[6] == h100.interference.compute[6]);
+  CHECK(d.interference.compute[7] == h100.interference.compute[7]);
+  CHECK(d.interference.nccl_channels_in_node == h100.interference.nccl_channels_in_node);
+  CHECK(d.sources.at("interference").find("2.000 ms alone and 2.500 ms beside a 256 MiB ncclAllReduce") != std::string::npos);
+  // Beside a collective the GEMM ran faster than alone: the rate stays 1 (no speed-up from overlap).
+  m.gemm_beside_s = 1.5e-3;
+  CHECK(calibrated_interference(h100, m, "--backend nccl").interference.compute[0] == 1.0);
+  m.gemm_beside_s = 0;
+  CHECK_THROWS_AS(calibrated_interference(h100, m, "--backend nccl"), InputError);
+
+  InterferenceOptions small;
+  small.gemm_n = 1024;
+  small.all_reduce_bytes = double(1 << 20);
+  small.gemms = 4;
+  const auto measured = measure_interference(small);
+  if (const auto* u = std::get_if<Unavailable>(&measured)) {
+    WARN("skipped: " << u->reason);
+    CHECK_FALSE(u->reason.empty());
+  } else {
+    const auto& got = std::get<InterferenceMeasurement>(measured);
+    CHECK(got.ranks >= 2);
+    CHECK(got.gemm_alone_s > 0);
+    CHECK(got.gemm_beside_s > 0);
+    CHECK(got.all_reduce_alone_s > 0);
+    CHECK(got.all_reduce_beside_s > 0);
+  }
+}
