@@ -29,7 +29,7 @@
 
 using namespace parasim;
 
-TEST_CASE("Megatron-LM SC'21 Table 2: every PTD-P row within 5% and fitting; every ZeRO-3 row fitting, falling as the GPUs double", "[validation]") {
+TEST_CASE("Megatron-LM SC'21 Table 2: every PTD-P row within 5% and fitting, every ZeRO-3 row fitting and falling as the GPUs double", "[validation]") {
   const auto table = JsonDocument::read_file(std::string(PARASIM_TEST_DATA_DIR) + "/validation/megatron-sc21-table2.json");
   const bool print = std::getenv("PARASIM_VALIDATION_TABLE") != nullptr;
   std::ostringstream md;
