@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/ops.hpp"
+#include "models/resnet.hpp"
 #include "models/transformer.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/profile.hpp"
@@ -145,4 +146,31 @@ TEST_CASE("op work: the language-model loss counts Megatron's cross-entropy pass
   const sim::OpWork loss = work_of("loss");
   CHECK(loss.bytes == 131'200.0);
   CHECK(loss.bwd_bytes == 32'768.0);
+}
+
+TEST_CASE("cost model: an fp32 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3), 2.25x fewer multiplications", "[sim][cost_model]") {
+  // ResNet-50 at batch 1. layer1.0.conv2: 3x3, stride 1, 64 → 64 channels on 56x56: direct FLOPs
+  // 2 · 56 · 56 · 64 · 64 · 9 = 115,605,504; backward twice that. Winograd F(2x2, 3x3) takes 16
+  // multiplications per 2x2 tile where the direct form takes 36 (Lavin & Gray 2016): in fp32 the
+  // kernel executes 115,605,504 / 2.25 = 51,380,224 FLOPs forward. layer2.0.conv2 (v1.5: stride 2,
+  // 56 → 28) and every fp16/tf32 convolution (tensor cores) stay direct; so does a 1x1.
+  models::ResNetConfig c;  // ResNet-50 by default
+  c.batch = 1;
+  const models::Graph g = models::build_resnet(c);
+  auto work_of = [&](const std::string& name, models::DType precision) {
+    for (models::OpId i = 0; i < g.op_count(); ++i)
+      if (g.op(i).name == name) return sim::op_work(g.op(i), strategies::DeviceMesh{}, strategies::OpSharding{}, precision);
+    FAIL("no operator " << name);
+    return sim::OpWork{};
+  };
+  const double direct = 2.0 * 56 * 56 * 64 * 64 * 9;
+  const sim::OpWork fp32 = work_of("layer1.0.conv2", models::DType::F32);
+  CHECK_THAT(fp32.fwd_flops, WithinRel(direct / 2.25, 1e-12));
+  CHECK_THAT(fp32.bwd_flops, WithinRel(2 * direct / 2.25, 1e-12));
+  CHECK(work_of("layer1.0.conv2", models::DType::F16).fwd_flops == direct);
+  CHECK(work_of("layer1.0.conv2", models::DType::TF32).fwd_flops == direct);
+  // Stride 2: 2 · 28 · 28 · 128 · 128 · 9, direct.
+  CHECK(work_of("layer2.0.conv2", models::DType::F32).fwd_flops == 2.0 * 28 * 28 * 128 * 128 * 9);
+  // 1x1: 2 · 56 · 56 · 64 · 64, direct.
+  CHECK(work_of("layer1.0.conv1", models::DType::F32).fwd_flops == 2.0 * 56 * 56 * 64 * 64);
 }
