@@ -147,13 +147,15 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     const auto measured = calibrate::measure_nccl();
     if (const auto* u = std::get_if<calibrate::Unavailable>(&measured)) return cannot_run("--backend nccl: " + u->reason);
     const auto& log = std::get<calibrate::NcclTestsLog>(measured);
-    std::string link = a.link;
-    if (link.empty()) {
-      const auto guess = calibrate::profile_device_for(log.device);
+    // The profile device of the GPU CUDA names, or the option that names it instead.
+    auto device_named = [&](const std::string& cuda_name, const std::string& option) {
+      const auto guess = calibrate::profile_device_for(cuda_name);
       if (!guess || !profile.devices.count(*guess))
-        throw InputError("<command line>", 0, 0, "", "the GPU \"" + log.device + "\" is no device parasim knows: name the link class with --link");
-      link = profile.devices.at(*guess).default_intra_link;
-    }
+        throw InputError("<command line>", 0, 0, "", "the GPU \"" + cuda_name + "\" is no device parasim knows: " + option);
+      return *guess;
+    };
+    const std::string link =
+        a.link.empty() ? profile.devices.at(device_named(log.device, "name the link class with --link")).default_intra_link : a.link;
     const sim::LinkProfile& l = profile.links[link] = calibrate::calibrated_link(link_of(profile, link), log, "--backend nccl", "ncclAllReduce by `parasim calibrate --backend nccl`");
     profile.origin = "parasim calibrate --backend nccl on " + std::to_string(log.ranks) + " x " + log.device + ", " + today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << link << " measured by an NCCL all-reduce over " << log.ranks << " x " << log.device << "\n";
@@ -165,13 +167,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       out << "  interference                   not measured: " << u->reason << "\n";
     } else {
       const auto& m = std::get<calibrate::InterferenceMeasurement>(beside);
-      std::string device = a.device;
-      if (device.empty()) {
-        const auto guess = calibrate::profile_device_for(m.device_name);
-        if (!guess || !profile.devices.count(*guess))
-          throw InputError("<command line>", 0, 0, "", "the GPU \"" + m.device_name + "\" is no device parasim knows: name its profile device with --device");
-        device = *guess;
-      }
+      const std::string device = a.device.empty() ? device_named(m.device_name, "name its profile device with --device") : a.device;
       const sim::DeviceProfile& d = profile.devices[device] =
           calibrate::calibrated_interference(device_of(profile, device, "--device"), m, "--backend nccl");
       const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);

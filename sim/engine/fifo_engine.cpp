@@ -116,12 +116,10 @@ Timeline simulate_in_id_order(const TaskGraph& g, std::span<const Picoseconds> c
   std::vector<std::int64_t> free_at(g.resource_count(), 0);
   std::int64_t makespan = 0;
   for (TaskId t = 0; t < n; ++t) {
-    std::int64_t start = 0;
-    for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) start = std::max(start, time[g.deps[k]]);
     std::int64_t scratch = 0;
     const auto devices = g.devices_of(t, scratch);
     const std::size_t stream = g.stream[t];
-    for (const std::int64_t d : devices) start = std::max(start, free_at[static_cast<std::size_t>(d) * streams + stream]);
+    const std::int64_t start = earliest_start(g, t, time.data(), free_at.data(), devices);
     const std::int64_t finish = start + task_duration_ps(g, collective_ps, t);
     for (const std::int64_t d : devices) free_at[static_cast<std::size_t>(d) * streams + stream] = finish;
     time[t] = finish;

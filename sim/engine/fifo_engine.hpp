@@ -13,6 +13,7 @@
 ///  - simulate_fifo_events is the textbook discrete-event loop with a (time, task id) priority queue;
 ///    the tests run both and compare, and it is the model for backends whose durations depend on
 ///    what else is in flight.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -33,6 +34,18 @@ struct Timeline {
 /// Duration of task t: its own for compute/copy/load, the table's for a collective.
 [[nodiscard]] inline std::int64_t task_duration_ps(const TaskGraph& g, std::span<const Picoseconds> collective_ps, TaskId t) {
   return g.kind[t] == TaskKind::Collective ? collective_ps[g.owner[t]].count : g.duration_ps[t];
+}
+
+/// When task `t` can start in a pass over the ids: the latest of its dependencies' finishes
+/// (`finish_ps`, by task) and of the times its resources free (`free_at`, by resource) on `devices`,
+/// the devices it occupies. Inline: both one-pass engines call it for every task.
+[[nodiscard]] inline std::int64_t earliest_start(const TaskGraph& g, TaskId t, const std::int64_t* finish_ps, const std::int64_t* free_at,
+                                                std::span<const std::int64_t> devices) {
+  std::int64_t start = 0;
+  for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) start = std::max(start, finish_ps[g.deps[k]]);
+  const std::size_t streams = g.stream_count(), stream = g.stream[t];
+  for (const std::int64_t d : devices) start = std::max(start, free_at[static_cast<std::size_t>(d) * streams + stream]);
+  return start;
 }
 
 /// Runs the simulation. `collective_ps[i]` is the duration of TaskGraph::collectives[i]. `progress`,

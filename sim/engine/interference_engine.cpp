@@ -307,12 +307,10 @@ bool simulate_one_pass(const TaskGraph& g, std::span<const Picoseconds> collecti
   std::vector<std::int64_t> points;
   std::int64_t makespan = 0;
   for (TaskId t = 0; t < n; ++t) {
-    std::int64_t start = 0;
-    for (std::uint32_t k = g.dep_begin[t]; k < g.dep_begin[t + 1]; ++k) start = std::max(start, finish_ps[g.deps[k]]);
     std::int64_t scratch = 0;
     const auto on = g.devices_of(t, scratch);
     const std::size_t stream = g.stream[t];
-    for (const std::int64_t d : on) start = std::max(start, free_at[static_cast<std::size_t>(d) * streams + stream]);
+    const std::int64_t start = earliest_start(g, t, finish_ps.data(), free_at.data(), on);
     std::int64_t finish = 0;
     if (g.kind[t] == TaskKind::Compute) {
       const auto d = static_cast<std::size_t>(g.owner[t]);

@@ -41,7 +41,7 @@ InterferenceRates uniform(double compute, double communication) {
 
 /// Every device of a `devices`-device graph at `rates`.
 Interference everywhere(std::int64_t devices, InterferenceRates rates) {
-  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0)};
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}};
 }
 
 /// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
