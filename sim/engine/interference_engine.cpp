@@ -365,7 +365,10 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   });
   if (g.queues_follow_ids && fixed_collectives) {
     InterferedTimeline out;
-    if (simulate_one_pass(g, collective_ps, interference, out, progress)) return out;
+    if (simulate_one_pass(g, collective_ps, interference, out, progress)) {
+      out.one_pass = true;
+      return out;
+    }
   }
   return simulate_events(g, collective_ps, interference, progress);
 }

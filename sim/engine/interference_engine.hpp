@@ -30,6 +30,9 @@ namespace parasim::sim {
 struct InterferedTimeline {
   Timeline timeline;
   std::vector<std::int64_t> finish_ps;  ///< per task
+  /// Which engine produced it: the one pass over the ids (true) or the fluid event loop. Both give
+  /// the same timeline wherever the one pass applies (the tests check it); only the cost differs.
+  bool one_pass = false;
   bool operator==(const InterferedTimeline&) const = default;
 };
 

@@ -33,6 +33,7 @@ UnitEmitter::UnitEmitter(const StepWork& work, const strategies::Plan& plan, con
   last_task_.assign(devices, kNoTask);
   grad_tasks_.resize(devices);
   prev_.assign(devices, kNoTask);
+  last_compute_.assign(devices, kNoTask);
   held_buckets_.resize(static_cast<std::size_t>(plan.pp));
 }
 
@@ -148,6 +149,11 @@ void UnitEmitter::member_deps(const Unit& u, std::int64_t d, std::size_t i, bool
   const WorkItem& it = u.program->items[i];
   const auto ud = static_cast<std::size_t>(d);
   if (it.chained && prev_[ud] != kNoTask) deps_.push_back(prev_[ud]);
+  // A unit that opens with a collective (the all-gather of a received activation) issues it after
+  // the compute of the units before it: PyTorch's NCCL stream waits on the compute stream when a
+  // collective is issued, so it starts once the device's last compute kernel ends.
+  if (it.chained && prev_[ud] == kNoTask && it.kind == ItemKind::Collective && last_compute_[ud] != kNoTask)
+    deps_.push_back(last_compute_[ud]);
   if (first) {
     auto& inbox = pending_recv_[ud];
     for (const auto& [to, send] : inbox)
@@ -183,6 +189,7 @@ void UnitEmitter::emit_item(const Unit& u, std::size_t i, std::span<const std::i
     prev_[ud] = t;
     item_tasks_[i * u.stage_size + layout_.pos_in_stage(d)] = t;
     last_task_[ud] = t;
+    last_compute_[ud] = t;
   }
 }
 

@@ -88,6 +88,7 @@ class UnitEmitter {
   std::vector<TaskId> last_task_;
   std::vector<std::vector<TaskId>> grad_tasks_;
   std::vector<TaskId> prev_;        ///< per device: the head of the current unit's chain
+  std::vector<TaskId> last_compute_;  ///< per device: its last compute task
   std::vector<TaskId> item_tasks_;  ///< current unit: [item · stage size + position in stage]
   std::vector<TaskId> deps_;        ///< scratch
   std::vector<std::map<AxisSet, double>> held_buckets_;  ///< per stage: gradients kept until its last backward
