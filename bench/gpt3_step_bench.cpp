@@ -82,9 +82,9 @@ Step one_step(const bench::Gpt3Case& gpt3, const sim::Profile& profile) {
   no_shortcut.replicate_data_parallel = false;
   const sim::LoweredStep step = timed(s.phase[kLower], [&] { return sim::lower(graph, plan, gpt3.cluster, profile, no_shortcut); });
   std::vector<sim::CollectiveEstimate> estimates;
-  // As sim::simulate runs the engine: under the profile's interference simulate_interference (its
-  // one pass over the ids, or the fluid event loop where that does not apply), and the one-pass
-  // engine beside it for the step with overlap free.
+  // As sim::simulate runs the engine: under the profile's interference, the one-pass engine for the
+  // step with overlap free, then simulate_interference (its one pass over the ids, or the fluid
+  // event loop where that does not apply) for the step.
   std::vector<std::int64_t> finish_ps;
   const sim::Timeline tl = timed(s.phase[kEngine], [&] {
     estimates = sim::estimate_collectives(step.tasks, gpt3.cluster);
@@ -92,8 +92,8 @@ Step one_step(const bench::Gpt3Case& gpt3, const sim::Profile& profile) {
     for (const auto& e : estimates) ps.push_back(e.time);
     const sim::Interference x = sim::step_interference(step.tasks, gpt3.cluster, profile);
     if (x.none()) return sim::simulate_fifo(step.tasks, ps);
-    sim::InterferedTimeline run = sim::simulate_interference(step.tasks, ps, x);
     s.free_makespan_s = sim::simulate_fifo(step.tasks, ps).makespan.seconds();
+    sim::InterferedTimeline run = sim::simulate_interference(step.tasks, ps, x);
     s.one_pass = run.one_pass;
     finish_ps = std::move(run.finish_ps);
     return std::move(run.timeline);

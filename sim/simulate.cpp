@@ -73,8 +73,9 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     speeds.reserve(cluster.devices.size());
     for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
     begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
-    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds, interference);
+    // The step with overlap free first, so that its timeline is gone before the one kept is made.
     if (interfered) free_makespan_ps = simulate_simgrid(s.step.tasks, cluster, flows, speeds).timeline.makespan.count;
+    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds, interference);
     end();
     s.timeline = std::move(run.timeline);
     s.finish_ps = std::move(run.finish_ps);
@@ -82,10 +83,10 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   } else {
     begin("simulating tasks (analytical engine)", tasks);
     if (interfered) {
+      free_makespan_ps = simulate_fifo(s.step.tasks, coll_ps).makespan.count;  // first, as above
       InterferedTimeline run = simulate_interference(s.step.tasks, coll_ps, interference, progress);
       s.timeline = std::move(run.timeline);
       s.finish_ps = std::move(run.finish_ps);
-      free_makespan_ps = simulate_fifo(s.step.tasks, coll_ps).makespan.count;
     } else {
       s.timeline = simulate_fifo(s.step.tasks, coll_ps, progress);
     }
