@@ -11,6 +11,11 @@
 // process (platform built, simulation to its end; SimGridRun::run_wall_s). The run is one thread, so
 // on a machine shared with other work the figure per CPU second (SimGridRun::run_cpu_s) is printed
 // too: it is what the run would reach with a core to itself.
+//
+// Then the same pair under the profile's interference (sim/interference.hpp), as `parasim` runs each
+// backend when overlap has a price: the analytical engine's simulate_interference, and SimGrid with
+// compute as executions whose speed changes while collectives run beside them. The targets are the
+// free-overlap run's.
 #include <chrono>
 #include <cstdio>
 
@@ -19,6 +24,7 @@
 #include "models/zoo.hpp"
 #include "sim/cluster.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/engine/interference_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
 #include "sim/simulate.hpp"
 #include "sim/summarize.hpp"
@@ -75,5 +81,21 @@ int main() {
               simgrid_wall / analytical_wall);
   std::printf("targets               < 120 s wall: %s; >= 200,000 activities/s: %s\n", simgrid_wall < 120 ? "met" : "NOT met",
               static_cast<double>(run.activities) / run.run_wall_s >= 200000 ? "met" : "NOT met");
+
+  const sim::Interference x = sim::step_interference(step.tasks, cluster, profile);
+  if (x.none()) return 0;
+  const auto ai0 = Clock::now();
+  const sim::InterferedTimeline a_int = sim::simulate_interference(step.tasks, ps, x);
+  const double a_int_wall = seconds_since(ai0);
+  const auto si0 = Clock::now();
+  const sim::SimGridRun s_int = sim::simulate_simgrid(step.tasks, cluster, flows, speeds, x);
+  const double s_int_wall = seconds_since(si0);
+  std::printf("under interference\n");
+  std::printf("analytical backend    step %.4f s, run %.3f s wall (%s)\n", a_int.timeline.makespan.seconds(), a_int_wall,
+              a_int.one_pass ? "one pass over the ids" : "fluid event loop");
+  std::printf("simgrid backend       step %.4f s, run %.2f s wall (SimGrid itself %.2f s wall, %.2f s CPU), %lld activities\n",
+              s_int.timeline.makespan.seconds(), s_int_wall, s_int.run_wall_s, s_int.run_cpu_s, static_cast<long long>(s_int.activities));
+  std::printf("simgrid / analytical  step time x%.4f, run time x%.1f\n", s_int.timeline.makespan.seconds() / a_int.timeline.makespan.seconds(),
+              s_int_wall / a_int_wall);
   return 0;
 }
