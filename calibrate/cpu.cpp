@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "calibrate/source_text.hpp"
+#include "exec/kernels.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
@@ -41,6 +42,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   m.cpu = source_text(cpu_model());
   m.blas = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  exec::set_blas_threads(static_cast<int>(m.threads));
   m.memory_capacity_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 
   for (const std::int64_t n : options.gemm_sizes) {
@@ -58,42 +60,44 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     m.call_overhead_s = best_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1); }, 1000, 0.01);
   }
 
-  for (const double bytes : options.triad_bytes) {
-    const auto n = static_cast<std::size_t>(bytes / (3 * sizeof(double)));
-    PARASIM_CHECK(n >= m.threads, "triad arrays are at least one element per thread");
-    std::vector<double> x(n), y(n), z(n);
-    auto on_threads = [&](const std::function<void(std::size_t, std::size_t)>& work) {
-      std::vector<std::thread> workers;
-      for (unsigned k = 0; k < m.threads; ++k) workers.emplace_back(work, n * k / m.threads, n * (k + 1) / m.threads);
-      for (auto& w : workers) w.join();
-    };
-    // Each thread first-touches its own part, so its pages sit near the core that streams them.
-    on_threads([&](std::size_t lo, std::size_t hi) {
-      for (std::size_t i = lo; i < hi; ++i) x[i] = 0, y[i] = 1, z[i] = 2;
-    });
-    const double s = best_seconds(
-        [&] {
-          on_threads([&](std::size_t lo, std::size_t hi) {
-            for (std::size_t i = lo; i < hi; ++i) x[i] = y[i] + 3.0 * z[i];
-          });
-        },
-        2, options.min_seconds_per_size);
-    const double moved = static_cast<double>(3 * n * sizeof(double));
-    m.triad.push_back({moved, moved / s});
+  // The executor's own memory-bound and softmax kernels, on this thread, as its compute stream
+  // runs them (its other threads are the communication streams').
+  exec::Scratch scratch;
+  for (const double bytes : options.memory_bytes) {
+    PARASIM_CHECK(bytes >= 8, "a memory pass moves at least one float each way");
+    exec::stream_pass(bytes, scratch);  // first touch
+    const double s = best_seconds([&] { exec::stream_pass(bytes, scratch); }, 3, options.min_seconds_per_size);
+    m.memory.push_back({bytes, bytes / s});
+  }
+  {
+    const double bytes = options.softmax_elements * 8;
+    exec::softmax_pass(bytes, 1024, scratch);
+    const double s = best_seconds([&] { exec::softmax_pass(bytes, 1024, scratch); }, 3, options.min_seconds_per_size);
+    m.softmax_flops_per_s = options.softmax_flops_per_element * options.softmax_elements / s;
+  }
+  {
+    const auto n = static_cast<std::size_t>(std::max(1.0, options.optimizer_parameters));
+    std::vector<float> state(4 * n, 1.0f / 64);
+    float* p = state.data();
+    const double s = best_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 3, options.min_seconds_per_size);
+    m.optimizer_flops_per_s = 12.0 * static_cast<double>(n) / s;
   }
   return m;
 }
 
 sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasurement& m) {
-  PARASIM_CHECK(!m.gemm.empty() && !m.triad.empty(), "a CPU measurement has GEMM and triad samples");
+  PARASIM_CHECK(!m.gemm.empty() && !m.memory.empty(), "a CPU measurement has GEMM and memory samples");
   sim::DeviceProfile d = base;
-  const double peak = best_rate(m.gemm), bandwidth = best_rate(m.triad);
-  const std::string where = "measured by `parasim calibrate --backend cpu` on " + m.cpu + " (" + std::to_string(m.threads) + " threads, " + m.blas + ")";
+  const double peak = best_rate(m.gemm), bandwidth = best_rate(m.memory);
+  const std::string where = "measured by `parasim calibrate --backend cpu` on " + m.cpu + " (GEMMs on " + std::to_string(m.threads) +
+                            " threads, " + m.blas + "; memory-bound kernels on one)";
   d.description = base.description + "; calibrated on " + m.cpu;
   d.peak_flops_per_s = {{models::DType::F32, peak}};
   d.gemm_efficiency = efficiency_curve(m.gemm, peak);
   d.memory_bandwidth_bytes_per_s = bandwidth;
-  d.memory_efficiency = efficiency_curve(m.triad, bandwidth);
+  d.memory_efficiency = efficiency_curve(m.memory, bandwidth);
+  d.softmax_flops_per_s = m.softmax_flops_per_s;
+  d.optimizer_flops_per_s = m.optimizer_flops_per_s;
   d.memory_capacity_bytes = m.memory_capacity_bytes;
   d.memory_reserved_bytes = m.memory_capacity_bytes / 10;
   d.kernel_launch_overhead_s = m.call_overhead_s;
@@ -101,12 +105,17 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   d.sources = {
       {"peak_flops_per_s.fp32", where + ": the fastest cblas_sgemm of the sweep, " + fixed(peak / 1e9, 2) + " GFLOP/s"},
       {"gemm_efficiency", where + ": cblas_sgemm of n^3 (2n^3 FLOPs) over the fastest, " + listing(m.gemm, 1e9, "GFLOP/s", cube)},
-      {"memory_bandwidth_bytes_per_s", where + ": the fastest triad x = y + 3z over doubles, " + fixed(bandwidth / 1e9, 2) + " GB/s"},
-      {"memory_efficiency", where + ": triad over the fastest, by bytes moved (two arrays read, one written), " + listing(m.triad, 1e9, "GB/s", bytes_text)},
+      {"memory_bandwidth_bytes_per_s", where + ": the fastest pass of parasim execute's memory-bound kernel (y = x/2 + 1/128 over floats), " + fixed(bandwidth / 1e9, 2) + " GB/s"},
+      {"memory_efficiency", where + ": that kernel over the fastest, by bytes moved (half read, half written), " + listing(m.memory, 1e9, "GB/s", bytes_text)},
       {"memory_capacity_bytes", where + ": physical memory (sysconf _SC_PHYS_PAGES x _SC_PAGESIZE)"},
       {"memory_reserved_bytes", "assumption: a tenth of the measured capacity for the operating system and the runtime"},
       {"kernel_launch_overhead_s", where + ": the fastest 1x1x1 cblas_sgemm call"},
   };
+  if (m.softmax_flops_per_s > 0)
+    d.sources["softmax_flops_per_s"] = where + ": parasim execute's softmax kernel over rows of 1024 floats, 5 FLOPs an element as the model counts a softmax's, " +
+                                      fixed(m.softmax_flops_per_s / 1e9, 2) + " GFLOP/s";
+  if (m.optimizer_flops_per_s > 0)
+    d.sources["optimizer_flops_per_s"] = where + ": parasim execute's Adam update of " + "4,194,304 parameters, 12 FLOPs each as the model counts an optimizer step's, " + fixed(m.optimizer_flops_per_s / 1e9, 2) + " GFLOP/s";
   return d;
 }
 

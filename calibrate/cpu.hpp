@@ -1,6 +1,7 @@
 #pragma once
-/// CPU microbenchmarks: single-precision GEMMs through OpenBLAS (cblas_sgemm) and a STREAM-style
-/// triad over every core, and the device profile they calibrate. A CPU's datasheet peak is rarely
+/// CPU microbenchmarks: single-precision GEMMs through OpenBLAS (cblas_sgemm), and the memory-bound
+/// and softmax kernels of `parasim execute` (exec/kernels.hpp) on one thread, as its compute stream
+/// runs them; and the device profile they calibrate. A CPU's datasheet peak is rarely
 /// known for the machine at hand, so the calibrated peak is the fastest GEMM measured and the GEMM
 /// curve is relative to it: at every measured size the cost model then predicts the measured time.
 #include <cstdint>
@@ -15,9 +16,17 @@ namespace parasim::calibrate {
 struct CpuOptions {
   /// Square GEMM sizes n (FLOPs 2n³), fp32.
   std::vector<std::int64_t> gemm_sizes{64, 128, 256, 512, 1024, 2048};
-  /// Bytes a triad pass moves (three arrays of doubles: two read, one written).
-  std::vector<double> triad_bytes{1 << 24, 1 << 26, 1 << 28, double(1) * (1 << 29)};
-  /// Threads for the triad (0: every core); OpenBLAS uses its own default for the GEMMs.
+  /// Bytes a pass of the executor's memory-bound kernel moves (half read, half written), from
+  /// cache-resident to main memory.
+  std::vector<double> memory_bytes{1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  /// Elements of the softmax that measures the vector rate (rows of 1024), and how many FLOPs the
+  /// model counts per element (models/ops.hpp, kSoftmaxFlops).
+  double softmax_elements = 1 << 20;
+  double softmax_flops_per_element = 5;
+  /// Parameters of the Adam update that measures the optimizer rate (12 FLOPs each as the model
+  /// counts them: sim/work/work_cost.cpp).
+  double optimizer_parameters = 1 << 22;
+  /// OpenBLAS threads for the GEMMs (0: every core) — as many as each rank of `parasim execute` uses.
   unsigned threads = 0;
   /// Each size is timed until its runs took this long together (at least twice).
   double min_seconds_per_size = 0.05;
@@ -26,9 +35,11 @@ struct CpuOptions {
 struct CpuMeasurement {
   std::string cpu;   ///< the processor, from /proc/cpuinfo where readable
   std::string blas;  ///< the BLAS library and its configuration
-  unsigned threads = 1;
-  std::vector<Sample> gemm;   ///< FLOPs → FLOP/s
-  std::vector<Sample> triad;  ///< bytes moved → bytes/s
+  unsigned threads = 1;        ///< OpenBLAS threads of the GEMMs
+  std::vector<Sample> gemm;    ///< FLOPs → FLOP/s
+  std::vector<Sample> memory;  ///< bytes moved → bytes/s, the memory-bound kernel on one thread
+  double softmax_flops_per_s = 0;  ///< the softmax's FLOPs (as the model counts them) per second
+  double optimizer_flops_per_s = 0;  ///< Adam's update: 12 FLOPs a parameter (as the model counts them) per second
   double call_overhead_s = 0;  ///< a 1×1×1 GEMM call: the fixed cost of a kernel
   double memory_capacity_bytes = 0;  ///< physical memory of the machine
 };
@@ -39,7 +50,7 @@ struct CpuMeasurement {
 /// `base` (the device entry being calibrated, e.g. the datasheet "host-cpu") with the measured
 /// figures in place of its own: fp32 peak (the fastest GEMM; other dtypes dropped, as the CPU has
 /// no faster path measured), GEMM and memory efficiency curves, memory bandwidth (the fastest
-/// triad), capacity, the reserve (an assumed tenth of the capacity) and the per-kernel overhead,
+/// memory-bound pass), the vector rate, capacity, the reserve (an assumed tenth of the capacity) and the per-kernel overhead,
 /// each with a source naming the measurement. Its links stay as they were.
 [[nodiscard]] sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasurement& m);
 

@@ -38,6 +38,7 @@ struct CalibrateArgs {
   std::string base;
   std::string name = "calibrated";
   std::string device;
+  int threads = 0;  // cpu: OpenBLAS threads of the GEMMs (0: every core)
   std::string link;
   std::string algorithm = "ring";
 };
@@ -117,14 +118,18 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   } else if (a.backend == "cpu") {
     const std::string device = a.device.empty() ? "host-cpu" : a.device;
     const sim::DeviceProfile& base = device_of(profile, device, "--device");
-    const calibrate::CpuMeasurement m = calibrate::measure_cpu();
+    calibrate::CpuOptions options;
+    options.threads = static_cast<unsigned>(a.threads);
+    const calibrate::CpuMeasurement m = calibrate::measure_cpu(options);
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_cpu(base, m);
-    profile.origin = "parasim calibrate --backend cpu on " + m.cpu + ", " + today_utc() + " UTC, over " + base_name;
-    out << "parasim calibrate: " << device << " measured on " << m.cpu << " (" << m.threads << " threads, " << m.blas << ")\n";
+    profile.origin = "parasim calibrate --backend cpu --threads " + std::to_string(m.threads) + " on " + m.cpu + ", " + today_utc() + " UTC, over " + base_name;
+    out << "parasim calibrate: " << device << " measured on " << m.cpu << " (GEMMs on " << m.threads << " threads, " << m.blas << ")\n";
     out << "  fp32 peak (fastest sgemm)      " << fixed(d.peak_flops_per_s.at(models::DType::F32) / 1e9, 2) << " GFLOP/s\n";
     print_curve(out, "GEMM efficiency by n^3", d.gemm_efficiency, [](double f) { return std::to_string(std::llround(std::cbrt(f / 2))) + "^3"; });
-    out << "  memory bandwidth (best triad)  " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
+    out << "  memory bandwidth (best pass)   " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
     print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
+    out << "  softmax rate                   " << fixed(d.softmax_flops_per_s / 1e9, 2) << " GFLOP/s\n";
+    out << "  optimizer rate (Adam)          " << fixed(d.optimizer_flops_per_s / 1e9, 2) << " GFLOP/s\n";
     out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
     out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
   } else if (a.backend == "cuda") {
@@ -211,7 +216,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
 void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine, or read nccl-tests results, and write a calibrated profile");
-  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, memory triad), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks)");
+  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, the executor's memory-bound and softmax kernels), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks)");
   cmd->add_option("--from-nccl-tests", args->nccl_tests, "read an nccl-tests log (all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) instead");
   cmd->add_option("--algorithm", args->algorithm,
                   "--from-nccl-tests: the model the log is fitted with: ring (default), or nvls for an all-reduce the NVSwitch reduced (NVLink SHARP; "
@@ -221,6 +226,8 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");
   cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
   cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
+  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests and mpi: required; nccl: the GPU's intra-node link)");
   cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });
 }

@@ -30,6 +30,10 @@ void add_search_command(CLI::App& app, Action& action, std::ostream& out);
 /// measurement cannot run (no GPU, a build without CUDA) it says why on `err` and exits 3.
 void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err);
 
+/// Registers `parasim execute SCENARIO.json [--plan NAME] [--steps N] [--warmup N] [--threads N] [--out DIR]
+/// [--profile P.json]`: the plan's task graph run for real, predicted against measured.
+void add_execute_command(CLI::App& app, Action& action, std::ostream& out);
+
 /// Parses argv and runs the chosen command. Throws parasim errors.
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

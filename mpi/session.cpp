@@ -88,16 +88,25 @@ bool available() {
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr; }
 
-Session::Session() {
+Session::Session(bool threads) {
   if (!launched_by_mpirun()) return;
 #ifdef PARASIM_HAVE_MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
+  if (!initialized) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(nullptr, nullptr, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    if (threads && provided < MPI_THREAD_MULTIPLE) {
+      MPI_Finalize();
+      throw PlanError("this MPI library gives thread level " + std::to_string(provided) + ", and `parasim execute` needs MPI_THREAD_MULTIPLE (" +
+                      std::to_string(MPI_THREAD_MULTIPLE) + "): its stream threads call MPI at once");
+    }
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   active_ = true;
 #else
+  (void)threads;
   note_ = "this build has no MPI (CMake found none): every rank runs the whole search alone";
 #endif
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibrate/nccl_tests.hpp"
+#include "exec/transport.hpp"
 #include "strategies/search/executor.hpp"
 
 namespace parasim::mpi {
@@ -22,7 +23,9 @@ namespace parasim::mpi {
 /// build has MPI; one process otherwise. At most one at a time per process (MPI initialises once).
 class Session {
  public:
-  Session();
+  /// `threads`: several threads of the process call MPI at once (MPI_THREAD_MULTIPLE, as `parasim
+  /// execute`'s stream threads do); a library that cannot is a PlanError naming the level it gave.
+  explicit Session(bool threads = false);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -45,6 +48,11 @@ class Session {
   /// all_reduce (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition:
   /// active(). (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI
   /// symbols in this one library: mpi/CMakeLists.txt.)
+  /// `parasim execute`'s transport over the world's ranks, one device per rank (rank = device id):
+  /// communicators per (group, stream), non-blocking MPI collectives and sends polled to completion
+  /// (mpi/execute_transport.cpp). Precondition: active() and the session was made with threads.
+  [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport() const;
+
   [[nodiscard]] calibrate::NcclTestsLog all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const;
 
  private:

@@ -110,6 +110,10 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     return c;
   }
   c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
+  // A softmax's or cross-entropy's exponentials at the device's measured softmax rate, where it has
+  // one (a CPU's, far below its fp32 peak); the backward has none.
+  if (w.exponential && device.softmax_flops_per_s > 0)
+    c.fwd_s = std::max(c.fwd_s, w.fwd_flops / device.softmax_flops_per_s + w.gemms * device.kernel_launch_overhead_s);
   // fp8 GEMMs: the casts to fp8 run as their own memory-bound kernels.
   if (w.quantize_fwd_bytes > 0)
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);

@@ -51,6 +51,8 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   for (const char* n : {"memory_bandwidth_bytes_per_s", "memory_capacity_bytes", "memory_reserved_bytes", "gemm_efficiency",
                         "memory_efficiency", "kernel_launch_overhead_s"})
     names.emplace_back(n);
+  if (device.softmax_flops_per_s > 0) names.emplace_back("softmax_flops_per_s");
+  if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
   if (!device.interference.none()) names.emplace_back("interference");
   return names;
 }

@@ -57,6 +57,15 @@ struct DeviceProfile {
   /// Fraction of peak memory bandwidth a memory-bound kernel reaches, by the bytes it moves.
   EfficiencyCurve memory_efficiency;
   double kernel_launch_overhead_s = 0;
+  /// The rate of a softmax's or cross-entropy's forward (its exponentials), in FLOP/s as the model
+  /// counts them (models/ops.hpp: 5 an element); 0: the fp32 peak, as a GPU's vector units run them
+  /// beside their loads. A CPU runs exponentials far below its GEMM peak, so `parasim calibrate
+  /// --backend cpu` measures it (sim/cost_model.hpp, op_cost).
+  double softmax_flops_per_s = 0;
+  /// The rate of an optimizer step's arithmetic, in FLOP/s as the model counts it (12 a parameter,
+  /// sim/work/work_cost.cpp); 0: the fp32 peak. On a GPU the step is memory-bound; a CPU core's
+  /// square roots and divisions make it compute-bound, so `parasim calibrate --backend cpu` measures it.
+  double optimizer_flops_per_s = 0;
   /// What compute and collectives keep of their speed while they overlap on this device, by
   /// collective kind (sim/interference.hpp); 1 where the profile says nothing (overlap is free).
   InterferenceRates interference;

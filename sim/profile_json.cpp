@@ -208,6 +208,8 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   r.required("memory_efficiency");
   d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
   d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
+  d.softmax_flops_per_s = r.number_or("softmax_flops_per_s", 0, 0);
+  d.optimizer_flops_per_s = r.number_or("optimizer_flops_per_s", 0, 0);
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
   } else {
@@ -346,6 +348,8 @@ nlohmann::json to_json(const Profile& profile) {
         {"default_inter_link", d.default_inter_link},
         {"sources", sources_to_json(d.sources)},
     };
+    if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
+    if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();
       for (const auto& [dtype, curve] : d.gemm_efficiency_by_dtype) by[std::string(models::to_string(dtype))] = curve_to_json(curve);

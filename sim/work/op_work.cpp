@@ -39,6 +39,7 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   // (MoERouter) is the router's, a GEMM. Timed as a GEMM with no GEMM dims it would be one kernel
   // launch per 2 FLOPs.
   w.cls = op.routing ? models::OpClass::MemoryBound : models::op_class(op.kind);
+  w.exponential = op.kind == models::OpKind::Softmax || op.kind == models::OpKind::Loss;
   if (op.kind == models::OpKind::Input) {
     w.is_input = true;
     return w;

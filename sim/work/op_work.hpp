@@ -29,6 +29,7 @@ struct OpWork {
   /// memory-bound operators).
   double gemm_flops = 0;
   bool causal = false;  ///< a fused attention with a causal mask
+  bool exponential = false;  ///< a softmax or a cross-entropy: an exponential per element
   /// A fused attention's implementation (a name in the profile's attention curves); empty: the
   /// device's default.
   std::string attention_kernel;

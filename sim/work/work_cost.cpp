@@ -50,8 +50,10 @@ Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& se
     // parameter moved (sim/cost_model.hpp).
     const double updated = step.stage_updated[static_cast<std::size_t>(cw.optimizer_stage)];
     const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision, plan.grad_dtype);
-    return Picoseconds::from_seconds(
-        kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1) / speed_factor);
+    double s = kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1);
+    // Where the device's optimizer arithmetic was measured (a CPU's), it may bound the step instead.
+    if (device.optimizer_flops_per_s > 0) s = std::max(s, 12 * updated / device.optimizer_flops_per_s + device.kernel_launch_overhead_s);
+    return Picoseconds::from_seconds(s / speed_factor);
   }
   double s = 0;
   for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {

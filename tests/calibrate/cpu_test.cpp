@@ -13,7 +13,7 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-/// GEMMs of 64³ (524,288 FLOPs) at 20 GFLOP/s and 1024³ (2,147,483,648 FLOPs) at 80 GFLOP/s; triads
+/// GEMMs of 64³ (524,288 FLOPs) at 20 GFLOP/s and 1024³ (2,147,483,648 FLOPs) at 80 GFLOP/s; memory passes
 /// moving 48 MiB at 30 GB/s and 384 MiB at 12 GB/s; 0.5 µs a call; 16 GiB.
 CpuMeasurement by_hand() {
   CpuMeasurement m;
@@ -21,7 +21,7 @@ CpuMeasurement by_hand() {
   m.blas = "OpenBLAS test";
   m.threads = 4;
   m.gemm = {{2.0 * 64 * 64 * 64, 20e9}, {2.0 * 1024 * 1024 * 1024, 80e9}};
-  m.triad = {{48.0 * (1 << 20), 30e9}, {384.0 * (1 << 20), 12e9}};
+  m.memory = {{48.0 * (1 << 20), 30e9}, {384.0 * (1 << 20), 12e9}};
   m.call_overhead_s = 0.5e-6;
   m.memory_capacity_bytes = 16.0 * (1ull << 30);
   return m;
@@ -62,7 +62,9 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
 TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", "[calibrate][cpu]") {
   CpuOptions o;
   o.gemm_sizes = {16, 32};
-  o.triad_bytes = {3.0 * (1 << 20)};
+  o.memory_bytes = {3.0 * (1 << 20)};
+  o.softmax_elements = 4096;
+  o.optimizer_parameters = 4096;
   o.threads = 2;
   o.min_seconds_per_size = 0.001;
   const CpuMeasurement m = measure_cpu(o);
@@ -70,11 +72,13 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   // 2n³ FLOPs: 8,192 and 65,536.
   CHECK(m.gemm[0].size == 8192);
   CHECK(m.gemm[1].size == 65536);
-  REQUIRE(m.triad.size() == 1);
-  // 3 MiB / 24 bytes per element = 131,072 elements, 3 arrays of doubles: 3 MiB moved.
-  CHECK(m.triad[0].size == 3.0 * (1 << 20));
+  REQUIRE(m.memory.size() == 1);
+  // 3 MiB moved: 393,216 floats read and as many written.
+  CHECK(m.memory[0].size == 3.0 * (1 << 20));
+  CHECK(m.softmax_flops_per_s > 0);
+  CHECK(m.optimizer_flops_per_s > 0);
   for (const Sample& s : m.gemm) CHECK(s.rate_per_s > 0);
-  CHECK(m.triad[0].rate_per_s > 0);
+  CHECK(m.memory[0].rate_per_s > 0);
   CHECK(m.threads == 2);
   CHECK(m.memory_capacity_bytes > 0);
   CHECK(m.blas.rfind("OpenBLAS", 0) == 0);

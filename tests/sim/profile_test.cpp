@@ -183,7 +183,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"attention_efficiency\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
           "\"gemm_efficiency_by_dtype\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
-          "\"peak_flops_per_s\" or \"sources\"");
+          "\"optimizer_flops_per_s\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
   }
   SECTION("an efficiency above 1") {
     std::string t = make("");

@@ -1,0 +1,187 @@
+// `parasim execute SCENARIO.json`: run the plan's own task graph for real, one MPI rank per device,
+// and report predicted against measured (exec/README.md). Every rank loads the scenario, lowers and
+// simulates the same step (the simulation is deterministic, so every rank holds the same task graph)
+// and runs its device's share; rank 0 gathers the records, compares and writes.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/output_files.hpp"
+#include "common/error.hpp"
+#include "common/json_document.hpp"
+#include "exec/compare.hpp"
+#include "exec/executor.hpp"
+#include "mpi/session.hpp"
+#include "reports/format.hpp"
+#include "reports/trace.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/cluster.hpp"
+#include "sim/profile_json.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::cli {
+namespace {
+
+struct ExecuteArgs {
+  std::string scenario;
+  std::string plan = "base";
+  std::string out;
+  std::string profile;
+  int steps = 3;
+  int warmup = 1;
+  int threads = 0;  // 0: this host's cores over its ranks
+};
+
+/// The ranks sharing this host (Open MPI says; one without a launcher).
+int ranks_on_host() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int n = local ? std::atoi(local) : 1;
+  return n > 0 ? n : 1;
+}
+
+std::string seconds_text(double s) {
+  if (s >= 1) return reports::fixed(s, 3) + " s";
+  if (s >= 1e-3) return reports::fixed(s * 1e3, 3) + " ms";
+  return reports::fixed(s * 1e6, 1) + " us";
+}
+
+std::string error_text(double predicted, double measured) {
+  if (measured <= 0) return "-";
+  const double e = (predicted - measured) / measured;
+  return (e >= 0 ? "+" : "") + reports::fixed(e * 100, 1) + "%";
+}
+
+struct Report {
+  std::string markdown;
+  nlohmann::ordered_json json;
+};
+
+Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const sim::Result& r, int threads) {
+  std::ostringstream md;
+  md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
+  md << "Predicted by the analytical backend from profile `" << r.profile << "` (" << r.profile_origin << "), for the task graph that ran. ";
+  md << "Executed by parasim's CPU executor: " << c.ranks << (c.ranks == 1 ? " rank" : " ranks") << " (one per device), OpenBLAS sgemm on "
+     << threads << (threads == 1 ? " thread" : " threads") << " a rank, memory-bound loops, "
+     << (c.ranks > 1 ? "MPI collectives and sends polled to completion" : "no communication") << "; " << c.measured_step_s.size()
+     << " timed steps after the warm-up.\n\n";
+  md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
+  md << "| one step | " << seconds_text(c.measured_median_s) << " | " << seconds_text(c.measured_min_s) << " | " << seconds_text(c.measured_max_s) << " | "
+     << seconds_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
+  md << "Per class, in the median step, summed over ranks (a collective's time on each rank includes waiting for its group):\n\n";
+  md << "| class | operations | measured | predicted | error |\n|---|---:|---:|---:|---:|\n";
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (const auto& f : c.classes) {
+    md << "| " << f.name << " | " << (f.count > 0 ? std::to_string(f.count) : std::string("-")) << " | " << seconds_text(f.measured_s) << " | "
+       << seconds_text(f.predicted_s) << " | " << error_text(f.predicted_s, f.measured_s) << " |\n";
+    classes.push_back({{"class", f.name}, {"operations", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
+  }
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto& f : c.ops)
+    ops.push_back({{"op", f.op}, {"pass", f.pass}, {"class", f.kernel_class}, {"runs", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
+  Report out;
+  out.markdown = md.str();
+  out.json = {{"scenario", s.name},
+              {"variant", variant},
+              {"profile", r.profile},
+              {"profile_origin", r.profile_origin},
+              {"predicted_by", "analytical"},
+              {"executor", "cpu"},
+              {"ranks", c.ranks},
+              {"blas_threads_per_rank", threads},
+              {"measured_step_s", c.measured_step_s},
+              {"measured_median_s", c.measured_median_s},
+              {"predicted_step_s", c.predicted_s},
+              {"error", c.error()},
+              {"classes", classes},
+              {"operator_passes", ops}};
+  return out;
+}
+
+int execute(const ExecuteArgs& args, std::ostream& out) {
+  const mpi::Session session(true);
+  const int rank = session.rank(), size = session.size();
+  const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
+  const scenarios::Scenario* chosen = args.plan == "base" ? &base : nullptr;
+  std::vector<std::string> names{"base"};
+  for (const auto& w : base.what_ifs) {
+    names.push_back(w.name);
+    if (w.name == args.plan) chosen = &w;
+  }
+  if (!chosen) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
+    throw InputError("<command line>", 0, 0, "", "--plan: found \"" + args.plan + "\", expected \"base\" or a what-if of the scenario: " + list);
+  }
+  const scenarios::Scenario& s = *chosen;
+  sim::Profile profile = scenarios::scenario_profile(s);
+  if (!args.profile.empty()) {
+    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+    if (auto problem = scenarios::profile_problem(s, profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
+  }
+  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
+  const models::Graph graph = scenarios::build_model(s);
+  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
+  if (cluster.device_count() != size)
+    throw PlanError("the plan has " + std::to_string(cluster.device_count()) + " devices and " + std::to_string(size) +
+                    (size == 1 ? " process was" : " processes were") + " launched: run it as `mpirun -np " + std::to_string(cluster.device_count()) +
+                    " parasim execute ...`, one rank per device");
+  const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
+  if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
+
+  const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const std::string why = exec::cannot_execute(simulation.step, plan, rank);
+  std::unique_ptr<exec::Transport> transport;
+  if (session.active()) {
+    transport = session.execute_transport();
+  } else {
+    transport = std::make_unique<exec::LocalTransport>();
+  }
+  if (transport->any(!why.empty())) throw PlanError(why.empty() ? "another rank cannot run its part of the plan; its message says why" : why);
+  transport->prepare(simulation.step.tasks);
+
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  exec::ExecuteOptions options;
+  options.steps = args.steps;
+  options.warmup_steps = args.warmup;
+  options.blas_threads = args.threads > 0 ? args.threads : std::max(1, static_cast<int>(cores) / ranks_on_host());
+  const exec::RankRecord mine = exec::execute_rank(graph, plan, simulation.step, *transport, options);
+  const auto gathered = transport->gather(exec::to_bytes(mine));
+  if (rank != 0) return 0;
+
+  std::vector<exec::RankRecord> records;
+  for (const auto& bytes : gathered) records.push_back(exec::record_from_bytes(bytes));
+  const exec::Comparison c = exec::compare(simulation, graph, plan, profile, cluster, records);
+  const Report report = report_of(c, base, args.plan, simulation.result, options.blas_threads);
+  const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
+  PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
+  PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
+  PendingFile trace_file(out_dir / "trace.json", [&](std::ostream& o) { (void)reports::write_trace(o, measured); });
+  PendingFile predicted_file(out_dir / "trace-predicted.json", [&](std::ostream& o) { (void)reports::write_trace(o, simulation); });
+  commit_together({&json_file, &md_file, &trace_file, &predicted_file});
+  out << report.markdown << "\nwrote " << (out_dir / "execution.json").string() << ", " << (out_dir / "report.md").string() << ", "
+      << (out_dir / "trace.json").string() << " (measured), " << (out_dir / "trace-predicted.json").string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
+  auto args = std::make_shared<ExecuteArgs>();
+  CLI::App* cmd = app.add_subcommand("execute", "run the plan's own task graph for real (under mpirun: one rank per device) and compare with the prediction");
+  cmd->add_option("scenario", args->scenario, "the scenario JSON file")->required();
+  cmd->add_option("--plan", args->plan, "which plan: \"base\" (default) or the name of one of the scenario's what-ifs");
+  cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(CLI::Range(0, 1000));
+  cmd->add_option("--threads", args->threads, "OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--out", args->out, "output folder (default: the scenario's output folder /execute)");
+  cmd->add_option("--profile", args->profile, "the profile to predict with (default: the scenario's)");
+  cmd->callback([&action, &out, args] { action = [&out, args] { return execute(*args, out); }; });
+}
+
+}  // namespace parasim::cli

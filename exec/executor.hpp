@@ -1,0 +1,65 @@
+#pragma once
+/// `parasim execute`'s engine: one rank runs its device's share of a lowered step — the very task
+/// graph the simulation ran — for real. A thread per stream of the device takes that stream's tasks
+/// in the graph's issue order, waits for each task's dependencies on this device, and runs it: a
+/// compute task's kernels (exec/kernels.hpp), a collective through the transport on that stream's
+/// communicator for the group, a pipeline send. A thread per (sending peer, stream) receives that
+/// peer's sends in their issue order and marks them done, which releases the tasks that wait on
+/// them. So streams overlap on a rank as the simulation lets them, and ranks meet only where the
+/// task graph has them meet. A dependency on another device's task is honoured by the collective
+/// or send that connects the two (the simulation's semantics); the graph has no other kind.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/transport.hpp"
+#include "models/graph.hpp"
+#include "sim/lower.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::exec {
+
+struct ExecuteOptions {
+  int warmup_steps = 1;  ///< steps run before the timed ones (allocation, first touch, caches)
+  int steps = 3;         ///< timed steps
+  int blas_threads = 1;  ///< OpenBLAS threads of this rank's compute stream
+};
+
+/// Marks an operator-pass record of an optimizer step (no entry of StepWork::ops).
+inline constexpr std::uint32_t kOptimizerPass = UINT32_MAX;
+
+/// What one rank measured in one step. Times are nanoseconds since the step began (all ranks leave
+/// a barrier together, then each starts its clock).
+struct RankStep {
+  std::vector<sim::TaskId> task;  ///< tasks run on this rank: its compute, its collectives, its sends
+  std::vector<std::int64_t> start_ns, end_ns;
+  std::vector<sim::TaskId> pass_task;     ///< per operator pass run: its compute task
+  std::vector<std::uint32_t> pass_op;     ///< its index in StepWork::ops, or kOptimizerPass
+  std::vector<std::int64_t> pass_ns;      ///< its kernels' time
+  bool operator==(const RankStep&) const = default;
+};
+
+struct RankRecord {
+  int rank = 0;
+  std::vector<RankStep> steps;  ///< the timed steps
+  bool operator==(const RankRecord&) const = default;
+};
+
+/// Why rank `rank` cannot run its part of `step` (a task kind or dependency the executor does not
+/// run, a precision other than fp32 on this CPU executor), or "" when it can.
+[[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan& plan, int rank);
+
+/// Runs `options.warmup_steps + options.steps` steps of this rank's part (device = transport.rank()).
+/// Preconditions: cannot_execute(...) is empty; the step was lowered without the replica shortcut
+/// for a plan of transport.size() devices; transport.prepare(step.tasks) was called. A failure on a
+/// stream thread ends every rank through transport.abort_all after printing why (other ranks may be
+/// waiting for this one); on a single rank it is rethrown.
+[[nodiscard]] RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan, const sim::LoweredStep& step,
+                                      Transport& transport, const ExecuteOptions& options);
+
+/// A record as bytes (for Transport::gather), and back.
+[[nodiscard]] std::vector<std::byte> to_bytes(const RankRecord& r);
+[[nodiscard]] RankRecord record_from_bytes(std::span<const std::byte> bytes);
+
+}  // namespace parasim::exec

@@ -1,0 +1,204 @@
+#include "exec/kernels.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "sim/cost_model.hpp"
+
+namespace parasim::exec {
+
+std::string_view to_string(KernelClass c) {
+  switch (c) {
+    case KernelClass::Gemm: return "GEMM";
+    case KernelClass::Convolution: return "convolution";
+    case KernelClass::Attention: return "attention";
+    case KernelClass::Softmax: return "softmax";
+    case KernelClass::Elementwise: return "elementwise";
+    case KernelClass::Optimizer: return "optimizer";
+  }
+  return "GEMM";
+}
+
+KernelClass kernel_class(const models::Operator& op, const sim::OpWork& work) {
+  if (work.cls == models::OpClass::Attention) return KernelClass::Attention;
+  if (work.cls == models::OpClass::Gemm) return op.kind == models::OpKind::Conv2d ? KernelClass::Convolution : KernelClass::Gemm;
+  if (op.kind == models::OpKind::Softmax || op.kind == models::OpKind::Loss) return KernelClass::Softmax;
+  return KernelClass::Elementwise;
+}
+
+float* Scratch::get(int slot, std::size_t count) {
+  auto& v = slots_[slot];
+  // New elements are 1/64: finite, and no product of the kernels here overflows or turns denormal.
+  if (v.size() < count) v.resize(std::max<std::size_t>(count, 1), 1.0f / 64);
+  return v.data();
+}
+
+void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
+              static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(ta ? m : k), b, static_cast<blasint>(tb ? k : n), 0.0f, c,
+              static_cast<blasint>(n));
+}
+
+void set_blas_threads(int threads) { openblas_set_num_threads(std::max(threads, 1)); }
+
+namespace {
+
+std::size_t count_of(double elements) { return static_cast<std::size_t>(std::max(1.0, std::round(elements))); }
+
+}  // namespace
+
+void stream_pass(double bytes, Scratch& s) {
+  const std::size_t n = count_of(bytes / 8);
+  const float* x = s.get(0, n);
+  float* y = s.get(1, n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] + 0.0078125f;
+}
+
+CpuKernels::CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan)
+    : graph_(graph), work_(work), plan_(plan), optimizer_state_(work.stage_updated.size()) {}
+
+void CpuKernels::run(sim::WorkId w, Scratch& scratch, std::vector<double>& pass_seconds) {
+  PARASIM_CHECK(w < work_.computes.size(), "compute work in range");
+  const sim::ComputeWork& cw = work_.computes[w];
+  using clock = std::chrono::steady_clock;
+  if (cw.optimizer_stage >= 0) {
+    const auto t0 = clock::now();
+    run_optimizer(cw.optimizer_stage);
+    pass_seconds.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+    return;
+  }
+  for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
+    const auto t0 = clock::now();
+    run_pass(work_.ops[k], scratch);
+    pass_seconds.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+  }
+}
+
+void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
+  const models::Operator& op = graph_.op(p.op);
+  const sim::OpWork& w = work_.op_work[p.op];
+  if (w.is_input) return;
+  const bool backward = p.pass == sim::Pass::Backward;
+  if (backward && !w.has_backward) return;
+  const auto batch = static_cast<std::int64_t>(std::llround(w.gemm_batch)), m = static_cast<std::int64_t>(std::llround(w.gemm_m)),
+             n = static_cast<std::int64_t>(std::llround(w.gemm_n)), k = static_cast<std::int64_t>(std::llround(w.gemm_k));
+  switch (kernel_class(op, w)) {
+    case KernelClass::Gemm:
+    case KernelClass::Convolution: {
+      const bool conv = op.kind == models::OpKind::Conv2d;
+      const auto mk = static_cast<std::size_t>(m * k), kn = static_cast<std::size_t>(k * n), mn = static_cast<std::size_t>(m * n);
+      // Forward Y[m×n] = X[m×k]·W[k×n]; backward dX[m×k] = dY[m×n]·Wᵀ and dW[k×n] = Xᵀ·dY, with X and
+      // W in slot 0 and 1, dY in slot 1, every output in slot 2.
+      float* x = s.get(0, std::max(mk, kn));
+      const float* wy = s.get(1, std::max(kn, mn));
+      float* y = s.get(2, std::max(mn, std::max(mk, kn)));
+      if (conv) {
+        // im2col: the m × k patch matrix, each row k values gathered from the input image (m·k
+        // floats read and written; the image holds about m·k / (kh·kw) floats).
+        const std::size_t window = static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw")));
+        const std::size_t kk = static_cast<std::size_t>(k), in = std::max(mk / window, kk);
+        const float* image = s.get(3, in);
+        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) std::memcpy(x + r * kk, image + (r * kk / window) % (in - kk + 1), kk * sizeof(float));
+      }
+      const int kernels = backward ? w.bwd_kernels : w.gemms;
+      for (int g = 0; g < kernels; ++g)
+        for (std::int64_t i = 0; i < batch; ++i) {
+          if (!backward) {
+            sgemm(false, false, m, n, k, x, wy, y);
+          } else if (g % 2 == 0) {
+            sgemm(false, true, m, k, n, wy, x, y);  // dX = dY·Wᵀ (W stored k × n)
+          } else {
+            sgemm(true, false, k, n, m, x, wy, y);  // dW = Xᵀ·dY
+          }
+        }
+      if (conv && backward) {
+        // col2im: the patch-matrix gradient summed back into the image (m·k read, the image written).
+        const std::size_t in = std::max<std::size_t>(1, mk / static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw"))));
+        float* image = s.get(3, in);
+        for (std::size_t i = 0; i < mk; ++i) image[i % in] += 1e-30f * y[i];
+      }
+      return;
+    }
+    case KernelClass::Attention: {
+      // Per (batch·head): S = Q·Kᵀ (m × n over k), P = softmax(S) in place, O = P·V (m × k over n).
+      const auto mk = static_cast<std::size_t>(m * k), nk = static_cast<std::size_t>(n * k), mn = static_cast<std::size_t>(m * n);
+      const float* q = s.get(0, std::max(mk, nk));
+      const float* kv = s.get(1, std::max(mk, nk));
+      float* scores = s.get(2, mn);
+      float* out = s.get(4, std::max(mk, nk));
+      for (std::int64_t i = 0; i < batch; ++i) {
+        if (!backward) {
+          sgemm(false, true, m, n, k, q, kv, scores);
+          softmax_rows(scores, scores, mn, static_cast<std::size_t>(n));
+          sgemm(false, false, m, k, n, scores, kv, out);
+        } else {
+          sgemm(false, true, m, n, k, q, kv, scores);   // S again (the scores were not stored)
+          sgemm(true, false, n, k, m, scores, q, out);  // dV = Pᵀ·dO
+          sgemm(false, true, m, n, k, q, kv, scores);   // dP = dO·Vᵀ
+          for (std::size_t j = 0; j < mn; ++j) scores[j] = scores[j] * 0.5f - 0.0078125f;  // dS = P ∘ (dP − rowsum)
+          sgemm(false, false, m, k, n, scores, kv, out);  // dQ = dS·K
+          sgemm(true, false, n, k, m, scores, q, out);    // dK = dSᵀ·Q
+        }
+      }
+      return;
+    }
+    case KernelClass::Softmax: {
+      const models::Dim* last = op.output.dims.empty() ? nullptr : op.find_dim(op.output.dims.back());
+      // Forward: an exponential per point of the operator (its FLOPs over the FLOPs per point the
+      // model counts), normalised by rows of its last output dim; backward: its bytes, memory-bound.
+      if (backward) {
+        stream_pass(w.bwd_bytes, s);
+      } else {
+        const double points = op.flops_per_point > 0 ? w.fwd_flops / op.flops_per_point : w.bytes / 8;
+        softmax_pass(points * 8, last ? static_cast<double>(last->size) : 1.0, s);
+      }
+      return;
+    }
+    case KernelClass::Elementwise: stream_pass(backward ? w.bwd_bytes : w.bytes, s); return;
+    case KernelClass::Optimizer: return;
+  }
+}
+
+void adam_update(float* p, const float* g, float* m, float* v, std::size_t n) {
+  constexpr float lr = 1e-6f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  for (std::size_t i = 0; i < n; ++i) {
+    m[i] = beta1 * m[i] + (1 - beta1) * g[i];
+    v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
+    p[i] -= lr * m[i] / (std::sqrt(v[i]) + eps);
+  }
+}
+
+void CpuKernels::run_optimizer(std::int64_t stage) {
+  const std::size_t n = count_of(work_.stage_updated[static_cast<std::size_t>(stage)]);
+  int arrays = 2;  // parameters and gradients
+  switch (plan_.optimizer) {
+    case strategies::Optimizer::Adam:
+    case strategies::Optimizer::AdamW: arrays = 4; break;
+    case strategies::Optimizer::SGDMomentum:
+    case strategies::Optimizer::Adafactor: arrays = 3; break;
+    case strategies::Optimizer::SGD: arrays = 2; break;
+  }
+  auto& state = optimizer_state_[static_cast<std::size_t>(stage)];
+  if (state.size() < n * static_cast<std::size_t>(arrays)) state.assign(n * static_cast<std::size_t>(arrays), 1.0f / 64);
+  float* p = state.data();
+  const float* g = p + n;
+  constexpr float lr = 1e-6f, mu = 0.9f;
+  if (arrays == 4) {
+    adam_update(p, g, p + 2 * n, p + 3 * n, n);
+  } else if (arrays == 3) {
+    float* v = p + 2 * n;
+    for (std::size_t i = 0; i < n; ++i) {
+      v[i] = mu * v[i] + g[i];
+      p[i] -= lr * v[i];
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p[i] -= lr * g[i];
+  }
+}
+
+}  // namespace parasim::exec

@@ -1,0 +1,90 @@
+#pragma once
+/// The CPU kernels of `parasim execute`: what a compute task of a lowered step does, run for real in
+/// fp32 on buffers of the real local sizes, from the work the task carries (sim/work/work.hpp):
+///  - a matrix product (linear, matmul, MoE experts) as cblas_sgemm of its local batch × m × n × k,
+///    forward one GEMM per kernel the operator counts, backward the data and the weight gradient;
+///  - a convolution as im2col (the m × k patch matrix written from the input) and that GEMM;
+///  - a fused attention as its batched GEMMs Q·Kᵀ and P·V with a row softmax between (backward: the
+///    four gradient GEMMs and the softmax's gradient) — materialised, as a CPU runs it;
+///  - a softmax or a loss as exp over its elements; every other operator (norms, activations, adds,
+///    dropout, casts, pooling, embeddings) as a memory-bound loop moving its bytes (read and written
+///    in equal parts);
+///  - an optimizer step as the optimizer's update over the stage's local parameters, with its state
+///    arrays (Adam: p, g, m, v; SGD with momentum: p, g, m; SGD: p, g).
+/// The cost model predicts exactly these kernels' work (sim/cost_model.hpp), so what is measured is
+/// what was predicted, kernel by kernel.
+#include <cstdint>
+#include <vector>
+
+#include "models/graph.hpp"
+#include "sim/work/work.hpp"
+#include "strategies/plan.hpp"
+
+namespace parasim::exec {
+
+/// Kernel classes the comparison reports (exec/compare.hpp).
+enum class KernelClass : std::uint8_t { Gemm, Convolution, Attention, Softmax, Elementwise, Optimizer };
+inline constexpr int kKernelClassCount = 6;
+[[nodiscard]] std::string_view to_string(KernelClass c);
+
+/// The class of an operator's kernels.
+[[nodiscard]] KernelClass kernel_class(const models::Operator& op, const sim::OpWork& work);
+
+/// Buffers a stream's kernels reuse, grown to the largest size asked for. Not shared between threads.
+/// Slots 0 and 1 hold operands (filled with 1/64; the memory-bound kernels write slot 1 only with
+/// values that keep it there: y = x/2 + 1/128, a softmax's probabilities); slot 2 the GEMMs' and
+/// attention scores' outputs; slot 3 a convolution's image; slot 4 attention's outputs. No kernel
+/// reads back what a GEMM wrote, except attention its own scores, so values stay small and finite
+/// however many steps run (a kernel fed its own growing outputs would soon compute on infinities,
+/// at other speeds).
+class Scratch {
+ public:
+  static constexpr int kSlots = 5;
+  /// A buffer of at least `count` floats in `slot`.
+  float* get(int slot, std::size_t count);
+
+ private:
+  std::vector<float> slots_[kSlots];
+};
+
+/// Runs compute tasks' work on the calling thread.
+class CpuKernels {
+ public:
+  CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan);
+
+  /// Runs compute work `w`; appends each operator pass's measured seconds to `pass_seconds` (one per
+  /// entry of its ops, in order; the optimizer step: one entry).
+  void run(sim::WorkId w, Scratch& scratch, std::vector<double>& pass_seconds);
+
+ private:
+  void run_pass(const sim::OpPass& p, Scratch& scratch);
+  void run_optimizer(std::int64_t stage);
+
+  const models::Graph& graph_;
+  const sim::StepWork& work_;
+  const strategies::Plan& plan_;
+  std::vector<std::vector<float>> optimizer_state_;  ///< per stage: the state arrays, interleaved
+};
+
+/// The memory-bound kernel: moves `bytes` on the calling thread, half read and half written
+/// (y = a·x + b over bytes / 8 floats). `parasim calibrate --backend cpu` times this very loop.
+void stream_pass(double bytes, Scratch& s);
+
+/// A softmax over bytes / 8 elements in rows of `row`: the row's maximum, exp of each element less it,
+/// and the division by their sum (read one float, write one, per element).
+void softmax_pass(double bytes, double row, Scratch& s);
+/// The same over `n` elements of `x` into `y` (which may be `x`).
+void softmax_rows(const float* x, float* y, std::size_t n, std::size_t row);
+
+/// Adam's update of `n` parameters p from gradients g with moments m and v (PyTorch's defaults:
+/// β 0.9, 0.999, ε 1e-8): what an optimizer step of Adam or AdamW runs per parameter.
+void adam_update(float* p, const float* g, float* m, float* v, std::size_t n);
+
+/// Single-precision GEMM C[m×n] = A[m×k]·B[k×n] (row-major, leading dimensions their widths), through
+/// OpenBLAS; `ta`/`tb` transpose the operands as stored.
+void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c);
+
+/// OpenBLAS's threads for the calling process (the ranks on one host share its cores).
+void set_blas_threads(int threads);
+
+}  // namespace parasim::exec
