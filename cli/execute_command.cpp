@@ -37,6 +37,9 @@ struct ExecuteArgs {
   int threads = 0;  // 0: this host's cores over its ranks
 };
 
+/// The profile device of this host: what the CPU executor's ranks are.
+constexpr const char* kCpuDevice = "host-cpu";
+
 /// The ranks sharing this host (Open MPI says; one without a launcher).
 int ranks_on_host() {
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
@@ -50,11 +53,8 @@ std::string seconds_text(double s) {
   return reports::fixed(s * 1e6, 1) + " us";
 }
 
-std::string error_text(double predicted, double measured) {
-  if (measured <= 0) return "-";
-  const double e = (predicted - measured) / measured;
-  return (e >= 0 ? "+" : "") + reports::fixed(e * 100, 1) + "%";
-}
+/// The prediction's error against the measurement ("+3.1%"), "-" where nothing was measured.
+std::string error_text(double predicted, double measured) { return measured > 0 ? reports::change_percent(predicted, measured) : "-"; }
 
 struct Report {
   std::string markdown;
@@ -131,6 +131,13 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
     throw PlanError("the plan has " + std::to_string(cluster.device_count()) + " devices and " + std::to_string(size) +
                     (size == 1 ? " process was" : " processes were") + " launched: run it as `mpirun -np " + std::to_string(cluster.device_count()) +
                     " parasim execute ...`, one rank per device");
+  // The CPU executor measures this host, so the plan's devices must be the profile device that
+  // models it (calibrated by `parasim calibrate --backend cpu`): a prediction for another device
+  // compared with this CPU's times would say nothing about either.
+  for (const auto& d : cluster.devices)
+    if (d.kind != kCpuDevice)
+      throw PlanError("the plan's devices are " + d.kind + "; the CPU executor runs plans of " + std::string(kCpuDevice) +
+                      " devices (this host, as `parasim calibrate --backend cpu` measures it)");
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
 

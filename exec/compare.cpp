@@ -75,34 +75,8 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
     }
     return it->second;
   };
-  std::vector<Picoseconds> collective_ps;
-  for (const auto& e : simulation.collectives) collective_ps.push_back(e.time);
-  std::vector<double> predicted_busy(static_cast<std::size_t>(g.devices), 0.0);
-  for (TaskId t = 0; t < g.task_count(); ++t) {
-    if (g.kind[t] == TaskKind::Compute) {
-      const std::int64_t device = g.owner[t];
-      const sim::OpSeconds& seconds = seconds_for(device);
-      const sim::ComputeWork& cw = work.computes[g.work_of(t)];
-      if (cw.optimizer_stage >= 0) {
-        const auto& d = cluster.devices[static_cast<std::size_t>(device)];
-        auto& f = figure(optimizer);
-        f.predicted_s += sim::work_duration(work, g.work_of(t), seconds, plan, profile.device(d.kind), d.speed_factor).seconds();
-      } else {
-        for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
-          const sim::OpPass& p = work.ops[k];
-          figure(pass_class(k)).predicted_s += p.pass == sim::Pass::Backward ? seconds.backward[p.op] : seconds.forward[p.op];
-        }
-      }
-      predicted_busy[static_cast<std::size_t>(device)] += static_cast<double>(g.duration_ps[t]) * 1e-12;
-    } else if (g.kind[t] == TaskKind::Collective) {
-      const double s = static_cast<double>(sim::task_finish_ps(simulation, collective_ps, t) - simulation.timeline.start_ps[t]) * 1e-12;
-      std::int64_t scratch = 0;
-      figure(comm_class(g, t)).predicted_s += s * static_cast<double>(g.devices_of(t, scratch).size());
-    }
-  }
-
-  // Per operator pass: predicted for every compute task, measured in the median step.
-  std::map<std::pair<std::uint32_t, int>, std::size_t> op_index;  // (op or kOptimizerPass, pass) → ops entry
+  // Per operator pass, in order of first appearance: (op or kOptimizerPass, pass) → entry of c.ops.
+  std::map<std::pair<std::uint32_t, int>, std::size_t> op_index;
   auto op_figure = [&](std::uint32_t k) -> OpFigure& {
     const bool update = k == kOptimizerPass;
     const std::uint32_t op = update ? kOptimizerPass : work.ops[k].op;
@@ -118,37 +92,50 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
     }
     return c.ops[it->second];
   };
+
+  // Predicted: each compute task's operator passes, timed by the cost model for its device (per
+  // class and per operator pass); each communication task's simulated duration on each device it
+  // occupies.
+  std::vector<Picoseconds> collective_ps;
+  for (const auto& e : simulation.collectives) collective_ps.push_back(e.time);
+  std::vector<double> predicted_busy(static_cast<std::size_t>(g.devices), 0.0);
   for (TaskId t = 0; t < g.task_count(); ++t) {
-    if (g.kind[t] != TaskKind::Compute) continue;
-    const std::int64_t device = g.owner[t];
-    const sim::ComputeWork& cw = work.computes[g.work_of(t)];
-    if (cw.optimizer_stage >= 0) {
-      const auto& d = cluster.devices[static_cast<std::size_t>(device)];
-      op_figure(kOptimizerPass).predicted_s +=
-          sim::work_duration(work, g.work_of(t), seconds_for(device), plan, profile.device(d.kind), d.speed_factor).seconds();
-      continue;
-    }
-    for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
-      const sim::OpPass& p = work.ops[k];
-      op_figure(k).predicted_s += p.pass == sim::Pass::Backward ? seconds_for(device).backward[p.op] : seconds_for(device).forward[p.op];
-    }
-  }
-  for (const auto& r : records) {
-    const RankStep& s = r.steps[c.median_step];
-    for (std::size_t k = 0; k < s.pass_op.size(); ++k) {
-      auto& f = op_figure(s.pass_op[k]);
-      f.measured_s += static_cast<double>(s.pass_ns[k]) * 1e-9;
-      ++f.count;
+    if (g.kind[t] == TaskKind::Compute) {
+      const std::int64_t device = g.owner[t];
+      const sim::OpSeconds& seconds = seconds_for(device);
+      const sim::ComputeWork& cw = work.computes[g.work_of(t)];
+      if (cw.optimizer_stage >= 0) {
+        const auto& d = cluster.devices[static_cast<std::size_t>(device)];
+        const double s = sim::work_duration(work, g.work_of(t), seconds, plan, profile.device(d.kind), d.speed_factor).seconds();
+        figure(optimizer).predicted_s += s;
+        op_figure(kOptimizerPass).predicted_s += s;
+      } else {
+        for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
+          const sim::OpPass& p = work.ops[k];
+          const double s = p.pass == sim::Pass::Backward ? seconds.backward[p.op] : seconds.forward[p.op];
+          figure(pass_class(k)).predicted_s += s;
+          op_figure(k).predicted_s += s;
+        }
+      }
+      predicted_busy[static_cast<std::size_t>(device)] += static_cast<double>(g.duration_ps[t]) * 1e-12;
+    } else if (g.kind[t] == TaskKind::Collective) {
+      const double s = static_cast<double>(sim::task_finish_ps(simulation, collective_ps, t) - simulation.timeline.start_ps[t]) * 1e-12;
+      std::int64_t scratch = 0;
+      figure(comm_class(g, t)).predicted_s += s * static_cast<double>(g.devices_of(t, scratch).size());
     }
   }
 
-  // Measured, in the median step.
+  // Measured, in the median step: per class and per operator pass.
   for (const auto& r : records) {
     const RankStep& s = r.steps[c.median_step];
     for (std::size_t k = 0; k < s.pass_op.size(); ++k) {
+      const double seconds = static_cast<double>(s.pass_ns[k]) * 1e-9;
       auto& f = figure(pass_class(s.pass_op[k]));
-      f.measured_s += static_cast<double>(s.pass_ns[k]) * 1e-9;
+      f.measured_s += seconds;
       ++f.count;
+      auto& o = op_figure(s.pass_op[k]);
+      o.measured_s += seconds;
+      ++o.count;
     }
     double busy = 0;
     for (std::size_t k = 0; k < s.task.size(); ++k) {

@@ -107,14 +107,13 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to MPI_Allre
   CHECK(alone.exit_code == 3);
   CHECK(alone.err == "parasim: calibrate cannot run: --backend mpi: run it under mpirun with two ranks or more (mpirun -np 2 parasim calibrate --backend mpi ...)\n");
   CHECK_FALSE(fs::exists(dir / "alone.json"));
-  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) {
+  if (!parasim::testing::have_mpirun()) {
     WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
     return;
   }
   // Two ranks on this machine: shared memory, far below NVLink's line rate, so the fit is accepted
-  // (a link whose line rate the ranks exceeded would be refused, as for nccl-tests logs). The flags are
-  // those of the mpirun search test (tests/cli/search_command_test.cpp).
-  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 '" + std::string(PARASIM_BINARY) +
+  // (a link whose line rate the ranks exceeded would be refused, as for nccl-tests logs).
+  const std::string command = parasim::testing::kMpirun + " -np 2 '" + std::string(PARASIM_BINARY) +
                               "' calibrate --backend mpi --link nvlink3 --out " + q(dir / "mpi.json") + " > " + q(dir / "out") + " 2> " + q(dir / "err");
   const int status = std::system(command.c_str());
   INFO(slurp(dir / "err"));

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -17,6 +18,9 @@
 namespace {
 
 using parasim::testing::fresh_dir;
+using parasim::testing::have_mpirun;
+using parasim::testing::kMpirun;
+using parasim::testing::mpirun_parasim;
 using parasim::testing::q;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
@@ -24,16 +28,6 @@ using parasim::testing::slurp;
 namespace fs = std::filesystem;
 
 const std::string kScenario = PARASIM_TEST_DATA_DIR "/execute/tiny-gpt-2.json";
-
-bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
-
-/// `mpirun -np N parasim ARGS` under `timeout 120` (a hang fails the test as exit 124): its exit code.
-int mpirun(int ranks, const std::string& args, const fs::path& dir) {
-  const std::string command = "timeout 120 mpirun -np " + std::to_string(ranks) + " --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 '" +
-                              std::string(PARASIM_BINARY) + "' " + args + " > " + q(dir / "out") + " 2> " + q(dir / "err");
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 }  // namespace
 
@@ -74,7 +68,7 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
   }
   for (const char* plan : {"base", "tp2", "pp2", "zero3"}) {
     const fs::path dir = fresh_dir(std::string("execute-mpi-") + plan);
-    const int code = mpirun(2, "execute " + q(kScenario) + " --plan " + plan + " --steps 2 --threads 1 --out " + q(dir / "o"), dir);
+    const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan " + plan + " --steps 2 --threads 1 --out " + q(dir / "o"), dir);
     INFO(plan << ": " << slurp(dir / "err"));
     REQUIRE(code == 0);
     const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
@@ -97,8 +91,56 @@ TEST_CASE("mpirun with more ranks than the plan has devices ends every rank with
     return;
   }
   const fs::path dir = fresh_dir("execute-mpi-3");
-  const int code = mpirun(3, "execute " + q(kScenario) + " --out " + q(dir / "o"), dir);
+  const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --out " + q(dir / "o"), dir);
   CHECK(code == 3);
   CHECK_THAT(slurp(dir / "err"), Catch::Matchers::Contains("the plan has 2 devices and 3 processes were launched"));
+  CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
+}
+
+TEST_CASE("a plan the executor cannot run ends every rank with the reason before any step, no hang", "[cli][execute][mpi]") {
+  if (!have_mpirun()) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  // The tiny GPT on two A100s: the CPU executor runs host-cpu devices only. Every rank finds it
+  // before any communication, and each exits 3; the launcher passes that code on.
+  const fs::path dir = fresh_dir("execute-mpi-a100");
+  std::string text = slurp(kScenario);
+  const std::string cpu = "\"device\": \"host-cpu\"";
+  REQUIRE(text.find(cpu) != std::string::npos);
+  text.replace(text.find(cpu), cpu.size(), "\"device\": \"a100-80gb\"");
+  {
+    std::ofstream(dir / "a100.json") << text;
+  }
+  const int code = mpirun_parasim(2, "execute " + q(dir / "a100.json") + " --out " + q(dir / "o"), dir);
+  const std::string err = slurp(dir / "err");
+  INFO(err);
+  CHECK(code == 3);
+  CHECK_THAT(err, Catch::Matchers::Contains(
+                          "parasim: the plan cannot run: the plan's devices are a100-80gb; the CPU executor runs plans of host-cpu devices (this host, as `parasim "
+                          "calibrate --backend cpu` measures it)\n"));
+  CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
+}
+
+TEST_CASE("a rank killed in the middle of a run ends every rank with the reason, no hang", "[cli][execute][mpi]") {
+  if (!have_mpirun()) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  // Two ranks of the tiny GPT's data-parallel plan for 1,000 steps (about a second of them here);
+  // rank 1 is killed with SIGKILL half a second after it starts, wherever it is (starting MPI,
+  // lowering, inside a step), so rank 0 is left waiting for it in a collective or a barrier. Open MPI
+  // sees the death and ends rank 0, whose SIGTERM handler removes its unfinished outputs.
+  const fs::path dir = fresh_dir("execute-mpi-killed");
+  const std::string run = "'" + std::string(PARASIM_BINARY) + "' execute " + q(kScenario) + " --steps 1000 --threads 1 --out " + q(dir / "o");
+  const std::string command = "timeout 120 " + kMpirun + " -np 1 " + run + " : -np 1 timeout -s KILL 0.5 " + run + " > " + q(dir / "out") + " 2> " +
+                              q(dir / "err");
+  const int status = std::system(command.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string err = slurp(dir / "err");
+  INFO(err);
+  CHECK(code != 0);
+  CHECK(code != 124);  // not ended by the test's own timeout: no hang
+  CHECK_THAT(err, Catch::Matchers::Contains("exited on signal 9 (Killed)"));
   CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
 }

@@ -47,4 +47,23 @@ inline Run run_parasim(const std::string& args) {
   return r;
 }
 
+/// Whether Open MPI's launcher is on the PATH (the MPI tests skip with a message where it is not).
+inline bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+/// `mpirun` with the flags every test launch needs: Open MPI refuses to run as root without
+/// --allow-run-as-root, and two ranks on fewer cores without --oversubscribe. In a sanitizer build,
+/// leak detection is off in the ranks (the variable is ignored otherwise): Open MPI keeps memory from
+/// MPI_Init to exit in plugins it unloads before LeakSanitizer looks, so no suppression can name
+/// them. parasim's own leaks are still checked by the one-process runs of the same code.
+inline const std::string kMpirun = "mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0";
+
+/// `mpirun -np N parasim ARGS` under `timeout 120` (a hang fails the test as exit 124), stdout and
+/// stderr in DIR/out and DIR/err: its exit code.
+inline int mpirun_parasim(int ranks, const std::string& args, const std::filesystem::path& dir) {
+  const std::string command = "timeout 120 " + kMpirun + " -np " + std::to_string(ranks) + " '" + std::string(PARASIM_BINARY) + "' " + args + " > " +
+                              q(dir / "out") + " 2> " + q(dir / "err");
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 }  // namespace parasim::testing

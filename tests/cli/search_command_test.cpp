@@ -13,6 +13,7 @@
 #include "tests/cli/run_parasim.hpp"
 
 using parasim::testing::fresh_dir;
+using parasim::testing::have_mpirun;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
 using parasim::testing::slurp;
@@ -38,9 +39,6 @@ const char* kSmall = R"({
   "search": { "tp": [1, 2, 4, 8], "pp": [1, 2], "micro_batch": [1, 2], "schedule": ["1f1b"], "zero": [0, 1],
               "recompute": ["none"], "sequence_parallel": [false], "simulate_top": 8, "refine_top": 0 }
 })";
-
-/// Whether `mpirun` is on the PATH.
-bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
 
 }  // namespace
 
@@ -82,12 +80,7 @@ TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "
   const auto file = write(dir, kSmall);
   const Run one = run_parasim("search " + q(file) + " --out " + q(dir / "one") + " --quiet");
   REQUIRE(one.exit_code == 0);
-  // Open MPI refuses to run as root without --allow-run-as-root, and two ranks on fewer cores
-  // without --oversubscribe. In a sanitizer build, leak detection is off in the two ranks (the
-  // variable is ignored otherwise): Open MPI keeps memory from MPI_Init to exit in plugins it unloads
-  // before LeakSanitizer looks, so no suppression can name them. parasim's own leaks are still checked
-  // by the one-process search above, which runs the same search code.
-  const std::string command = "mpirun -np 2 --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 '" + std::string(PARASIM_BINARY) +
+  const std::string command = parasim::testing::kMpirun + " -np 2 '" + std::string(PARASIM_BINARY) +
                               "' search " + q(file) +
                               " --out " + q(dir / "two") + " --quiet > " + q(dir / "mpi.out") + " 2> " + q(dir / "mpi.err");
   const int status = std::system(command.c_str());
