@@ -13,6 +13,7 @@
 #include "calibrate/source_text.hpp"
 #include "exec/kernels.hpp"
 #include "common/error.hpp"
+#include "sim/cost_model.hpp"
 
 namespace parasim::calibrate {
 namespace {
@@ -37,6 +38,12 @@ std::string listing(const std::vector<Sample>& samples, double unit, const char*
 
 }  // namespace
 
+std::vector<double> root2_steps(double from, double to) {
+  std::vector<double> out;
+  for (int k = 0; from * std::pow(2.0, k / 2.0) <= to * (1 + 1e-9); ++k) out.push_back(std::round(from * std::pow(2.0, k / 2.0)));
+  return out;
+}
+
 CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
@@ -45,15 +52,34 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   exec::set_blas_threads(static_cast<int>(m.threads));
   m.memory_capacity_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 
-  for (const std::int64_t n : options.gemm_sizes) {
-    PARASIM_CHECK(n >= 1, "GEMM sizes are positive");
-    const auto count = static_cast<std::size_t>(n * n);
-    std::vector<float> a(count, 1.0f), b(count, 0.5f), c(count, 0.0f);
-    const auto ni = static_cast<blasint>(n);
-    const double s = best_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a.data(), ni, b.data(), ni, 0.0f, c.data(), ni); },
-                                  2, options.min_seconds_per_size);
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    m.gemm.push_back({flops, flops / s});
+  // The sweep's GEMMs (n³) and the held-out shapes, timed in interleaved rounds (sweep.hpp).
+  constexpr int kRounds = 5;
+  {
+    std::vector<std::array<std::int64_t, 3>> shapes;
+    for (const std::int64_t n : options.gemm_sizes) shapes.push_back({n, n, n});
+    shapes.insert(shapes.end(), options.held_out_gemms.begin(), options.held_out_gemms.end());
+    std::vector<std::vector<float>> operands;
+    std::vector<std::function<void()>> runs;
+    for (const auto& [mm, nn, kk] : shapes) {
+      PARASIM_CHECK(mm >= 1 && nn >= 1 && kk >= 1, "GEMM shapes are positive");
+      operands.emplace_back(static_cast<std::size_t>(mm * kk), 1.0f);
+      operands.emplace_back(static_cast<std::size_t>(kk * nn), 0.5f);
+      operands.emplace_back(static_cast<std::size_t>(mm * nn), 0.0f);
+    }
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const auto [mm, nn, kk] = shapes[i];
+      float *a = operands[3 * i].data(), *b = operands[3 * i + 1].data(), *c = operands[3 * i + 2].data();
+      runs.emplace_back([=] { exec::sgemm(false, false, mm, nn, kk, a, b, c); });
+    }
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const double flops = 2.0 * static_cast<double>(shapes[i][0]) * static_cast<double>(shapes[i][1]) * static_cast<double>(shapes[i][2]);
+      if (i < options.gemm_sizes.size()) {
+        m.gemm.push_back({flops, flops / s[i]});
+      } else {
+        m.held_out_gemm.push_back({shapes[i], s[i]});
+      }
+    }
   }
   {
     float a = 1, b = 1, c = 0;
@@ -63,23 +89,35 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   // The executor's own memory-bound and softmax kernels, on this thread, as its compute stream
   // runs them (its other threads are the communication streams').
   exec::Scratch scratch;
-  for (const double bytes : options.memory_bytes) {
-    PARASIM_CHECK(bytes >= 8, "a memory pass moves at least one float each way");
-    exec::stream_pass(bytes, scratch);  // first touch
-    const double s = best_seconds([&] { exec::stream_pass(bytes, scratch); }, 3, options.min_seconds_per_size);
-    m.memory.push_back({bytes, bytes / s});
+  {
+    std::vector<double> sizes = options.memory_bytes;
+    sizes.insert(sizes.end(), options.held_out_memory_bytes.begin(), options.held_out_memory_bytes.end());
+    std::vector<std::function<void()>> runs;
+    for (const double bytes : sizes) {
+      PARASIM_CHECK(bytes >= 8, "a memory pass moves at least one float each way");
+      exec::stream_pass(bytes, scratch);  // first touch
+      runs.emplace_back([bytes, &scratch] { exec::stream_pass(bytes, scratch); });
+    }
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (i < options.memory_bytes.size()) {
+        m.memory.push_back({sizes[i], sizes[i] / s[i]});
+      } else {
+        m.held_out_memory.push_back({sizes[i], s[i]});
+      }
+    }
   }
   {
     const double bytes = options.softmax_elements * 8;
     exec::softmax_pass(bytes, 1024, scratch);
-    const double s = best_seconds([&] { exec::softmax_pass(bytes, 1024, scratch); }, 3, options.min_seconds_per_size);
+    const double s = median_seconds([&] { exec::softmax_pass(bytes, 1024, scratch); }, 5, options.min_seconds_per_size);
     m.softmax_flops_per_s = options.softmax_flops_per_element * options.softmax_elements / s;
   }
   {
     const auto n = static_cast<std::size_t>(std::max(1.0, options.optimizer_parameters));
     std::vector<float> state(4 * n, 1.0f / 64);
     float* p = state.data();
-    const double s = best_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 3, options.min_seconds_per_size);
+    const double s = median_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 5, options.min_seconds_per_size);
     m.optimizer_flops_per_s = 12.0 * static_cast<double>(n) / s;
   }
   return m;
@@ -90,7 +128,7 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   sim::DeviceProfile d = base;
   const double peak = best_rate(m.gemm), bandwidth = best_rate(m.memory);
   const std::string where = "measured by `parasim calibrate --backend cpu` on " + m.cpu + " (GEMMs on " + std::to_string(m.threads) +
-                            " threads, " + m.blas + "; memory-bound kernels on one)";
+                            " threads, " + m.blas + "; memory-bound kernels on one; each size's median time)";
   d.description = base.description + "; calibrated on " + m.cpu;
   d.peak_flops_per_s = {{models::DType::F32, peak}};
   d.gemm_efficiency = efficiency_curve(m.gemm, peak);
@@ -103,9 +141,9 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   d.kernel_launch_overhead_s = m.call_overhead_s;
   auto cube = [](double flops) { return std::to_string(static_cast<long long>(std::llround(std::cbrt(flops / 2)))) + "^3"; };
   d.sources = {
-      {"peak_flops_per_s.fp32", where + ": the fastest cblas_sgemm of the sweep, " + fixed(peak / 1e9, 2) + " GFLOP/s"},
+      {"peak_flops_per_s.fp32", where + ": the fastest size of the cblas_sgemm sweep, " + fixed(peak / 1e9, 2) + " GFLOP/s"},
       {"gemm_efficiency", where + ": cblas_sgemm of n^3 (2n^3 FLOPs) over the fastest, " + listing(m.gemm, 1e9, "GFLOP/s", cube)},
-      {"memory_bandwidth_bytes_per_s", where + ": the fastest pass of parasim execute's memory-bound kernel (y = x/2 + 1/128 over floats), " + fixed(bandwidth / 1e9, 2) + " GB/s"},
+      {"memory_bandwidth_bytes_per_s", where + ": the fastest size of the sweep of parasim execute's memory-bound kernel (y = x/2 + 1/128 over floats), " + fixed(bandwidth / 1e9, 2) + " GB/s"},
       {"memory_efficiency", where + ": that kernel over the fastest, by bytes moved (half read, half written), " + listing(m.memory, 1e9, "GB/s", bytes_text)},
       {"memory_capacity_bytes", where + ": physical memory (sysconf _SC_PHYS_PAGES x _SC_PAGESIZE)"},
       {"memory_reserved_bytes", "assumption: a tenth of the measured capacity for the operating system and the runtime"},
@@ -116,6 +154,17 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
                                       fixed(m.softmax_flops_per_s / 1e9, 2) + " GFLOP/s";
   if (m.optimizer_flops_per_s > 0)
     d.sources["optimizer_flops_per_s"] = where + ": parasim execute's Adam update of " + "4,194,304 parameters, 12 FLOPs each as the model counts an optimizer step's, " + fixed(m.optimizer_flops_per_s / 1e9, 2) + " GFLOP/s";
+  // Held-out shapes, predicted as the cost model times an executed plan's kernels
+  // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.
+  for (const auto& [shape, s] : m.held_out_gemm) {
+    const auto [mm, nn, kk] = shape;
+    const double flops = 2.0 * static_cast<double>(mm) * static_cast<double>(nn) * static_cast<double>(kk);
+    const double bytes = 4.0 * static_cast<double>(mm * kk + kk * nn + mm * nn);
+    d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s,
+                          sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, bytes, flops, 1)});
+  }
+  for (const auto& [bytes, s] : m.held_out_memory)
+    d.held_out.push_back({"memory", bytes_text(bytes), s, sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1)});
   return d;
 }
 

@@ -4,6 +4,9 @@
 /// runs them; and the device profile they calibrate. A CPU's datasheet peak is rarely
 /// known for the machine at hand, so the calibrated peak is the fastest GEMM measured and the GEMM
 /// curve is relative to it: at every measured size the cost model then predicts the measured time.
+/// Every size is timed by its median run (sweep.hpp, median_seconds), as `parasim execute` reports
+/// the median step: what a kernel typically takes on a shared machine, not its luckiest run.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,12 +16,17 @@
 
 namespace parasim::calibrate {
 
+/// `from`, `from`·√2, `from`·2, ... up to `to` (within rounding).
+[[nodiscard]] std::vector<double> root2_steps(double from, double to);
+
 struct CpuOptions {
   /// Square GEMM sizes n (FLOPs 2n³), fp32.
   std::vector<std::int64_t> gemm_sizes{64, 128, 256, 512, 1024, 2048};
   /// Bytes a pass of the executor's memory-bound kernel moves (half read, half written), from
-  /// cache-resident to main memory.
-  std::vector<double> memory_bytes{1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28};
+  /// cache-resident to main memory, by factors of √2 (256 KiB to 256 MiB): a cache's edge is a cliff
+  /// in the rate, and the curve between two sizes is a straight line in log-size, so the sizes are
+  /// close enough that a cliff falls between neighbours, not across a span of four.
+  std::vector<double> memory_bytes = root2_steps(1 << 18, 1 << 28);
   /// Elements of the softmax that measures the vector rate (rows of 1024), and how many FLOPs the
   /// model counts per element (models/ops.hpp, kSoftmaxFlops).
   double softmax_elements = 1 << 20;
@@ -26,6 +34,11 @@ struct CpuOptions {
   /// Parameters of the Adam update that measures the optimizer rate (12 FLOPs each as the model
   /// counts them: sim/work/work_cost.cpp).
   double optimizer_parameters = 1 << 22;
+  /// Shapes the sweeps do not measure, timed (median) to check the calibrated curves on them: GEMMs
+  /// (m, n, k) of the shapes a transformer's layers run — not square, between the sweep's sizes —
+  /// and memory passes between the sweep's byte counts.
+  std::vector<std::array<std::int64_t, 3>> held_out_gemms{{512, 1536, 512}, {512, 512, 2048}, {256, 3072, 768}, {1024, 96, 384}};
+  std::vector<double> held_out_memory_bytes{3 << 18, 3 << 20, 3 << 22, 3 << 24};
   /// OpenBLAS threads for the GEMMs (0: every core) — as many as each rank of `parasim execute` uses.
   unsigned threads = 0;
   /// Each size is timed until its runs took this long together (at least twice).
@@ -42,6 +55,9 @@ struct CpuMeasurement {
   double optimizer_flops_per_s = 0;  ///< Adam's update: 12 FLOPs a parameter (as the model counts them) per second
   double call_overhead_s = 0;  ///< a 1×1×1 GEMM call: the fixed cost of a kernel
   double memory_capacity_bytes = 0;  ///< physical memory of the machine
+  /// Held-out shapes' median times: GEMMs (m, n, k) and memory passes (bytes).
+  std::vector<std::pair<std::array<std::int64_t, 3>, double>> held_out_gemm;
+  std::vector<std::pair<double, double>> held_out_memory;
 };
 
 /// Runs the sweeps (a few seconds with the default options).
@@ -51,7 +67,8 @@ struct CpuMeasurement {
 /// figures in place of its own: fp32 peak (the fastest GEMM; other dtypes dropped, as the CPU has
 /// no faster path measured), GEMM and memory efficiency curves, memory bandwidth (the fastest
 /// memory-bound pass), the vector rate, capacity, the reserve (an assumed tenth of the capacity) and the per-kernel overhead,
-/// each with a source naming the measurement. Its links stay as they were.
+/// each with a source naming the measurement; and the held-out checks: each held-out shape's
+/// measured median beside the cost model's prediction from these figures. Its links stay as they were.
 [[nodiscard]] sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasurement& m);
 
 }  // namespace parasim::calibrate

@@ -42,4 +42,40 @@ double best_seconds(const std::function<void()>& run, int min_repeats, double mi
   return best;
 }
 
+std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s) {
+  using Clock = std::chrono::steady_clock;
+  PARASIM_CHECK(rounds >= 1, "at least one round");
+  std::vector<std::vector<double>> times(runs.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      double total = 0;
+      do {
+        const auto t0 = Clock::now();
+        runs[i]();
+        times[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        total += times[i].back();
+      } while (total < min_total_s / rounds);
+    }
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[(t.size() - 1) / 2]);
+  }
+  return medians;
+}
+
+double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> times;
+  double total = 0;
+  for (int k = 0; k < min_repeats || total < min_total_s; ++k) {
+    const auto t0 = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    total += times.back();
+  }
+  std::sort(times.begin(), times.end());
+  return times[(times.size() - 1) / 2];
+}
+
 }  // namespace parasim::calibrate

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/cpu.hpp"
+#include "reports/format.hpp"
 #include "calibrate/gpu.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
@@ -132,6 +133,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "  optimizer rate (Adam)          " << fixed(d.optimizer_flops_per_s / 1e9, 2) << " GFLOP/s\n";
     out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
     out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
+    out << "  held-out shapes (median measured, predicted from the figures above, error):\n";
+    for (const auto& c : d.held_out)
+      out << "    " << (c.kernel == "gemm" ? "sgemm " : "memory pass ") << c.shape << ": " << fixed(c.measured_s * 1e6, 1) << " us, "
+          << fixed(c.predicted_s * 1e6, 1) << " us, " << reports::change_percent(c.predicted_s, c.measured_s) << "\n";
   } else if (a.backend == "cuda") {
     const auto measured = calibrate::measure_cuda();
     if (const auto* u = std::get_if<calibrate::Unavailable>(&measured)) return cannot_run("--backend cuda: " + u->reason);

@@ -38,6 +38,16 @@ struct AttentionEfficiency {
   bool operator==(const AttentionEfficiency&) const = default;
 };
 
+/// The calibrated curves checked on a kernel shape the calibration's sweep did not measure: the
+/// shape's median time as measured, and the cost model's prediction for it from the calibrated
+/// figures (fit quality on held-out sizes, written by `parasim calibrate --backend cpu`).
+struct HeldOutCheck {
+  std::string kernel;  ///< "gemm" or "memory"
+  std::string shape;   ///< "512x1536x512" (m x n x k) or the bytes a memory pass moves
+  double measured_s = 0, predicted_s = 0;
+  bool operator==(const HeldOutCheck&) const = default;
+};
+
 struct DeviceProfile {
   std::string name;  ///< "a100-80gb", "h100-sxm", "tpu-v4", ...
   std::string description;
@@ -72,6 +82,9 @@ struct DeviceProfile {
   std::string default_intra_link;  ///< link profile used inside a node unless the scenario says otherwise
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from
+  /// How well the calibrated figures predict shapes the calibration did not fit (empty for
+  /// datasheet profiles): provenance, not used by the cost model.
+  std::vector<HeldOutCheck> held_out;
   bool operator==(const DeviceProfile&) const = default;
 
   /// The attention implementations the curves cover, in the order they first appear (the first is the

@@ -218,6 +218,21 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   d.default_intra_link = r.string_or("default_intra_link", "");
   d.default_inter_link = r.string_or("default_inter_link", "");
   d.sources = read_sources(r, figure_names(d));
+  if (r.has("held_out")) {
+    for (const auto& at : r.array("held_out")) {
+      ObjectReader e(doc, at);
+      HeldOutCheck c;
+      c.kernel = e.string("kernel");
+      if (c.kernel != "gemm" && c.kernel != "memory") throw e.error("kernel", "found \"" + c.kernel + "\", expected \"gemm\" or \"memory\"");
+      c.shape = e.string("shape");
+      c.measured_s = e.positive("measured_s");
+      c.predicted_s = e.positive("predicted_s");
+      e.finish();
+      d.held_out.push_back(std::move(c));
+    }
+  } else {
+    r.accept("held_out");
+  }
   r.finish();
   return d;
 }
@@ -364,6 +379,12 @@ nlohmann::json to_json(const Profile& profile) {
       devices[name]["attention_efficiency"] = list;
     }
     if (!d.interference.none()) devices[name]["interference"] = interference_to_json(d.interference);
+    if (!d.held_out.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& c : d.held_out)
+        list.push_back({{"kernel", c.kernel}, {"shape", c.shape}, {"measured_s", c.measured_s}, {"predicted_s", c.predicted_s}});
+      devices[name]["held_out"] = list;
+    }
   }
   nlohmann::json links = nlohmann::json::object();
   for (const auto& [name, l] : profile.links) {
