@@ -135,6 +135,7 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   d.memory_bandwidth_bytes_per_s = bandwidth;
   d.memory_efficiency = efficiency_curve(m.memory, bandwidth);
   d.softmax_flops_per_s = m.softmax_flops_per_s;
+  d.convolution = "im2col-gemm";
   d.optimizer_flops_per_s = m.optimizer_flops_per_s;
   d.memory_capacity_bytes = m.memory_capacity_bytes;
   d.memory_reserved_bytes = m.memory_capacity_bytes / 10;
@@ -149,6 +150,8 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
       {"memory_reserved_bytes", "assumption: a tenth of the measured capacity for the operating system and the runtime"},
       {"kernel_launch_overhead_s", where + ": the fastest 1x1x1 cblas_sgemm call"},
   };
+  d.sources["convolution"] =
+      "parasim execute's CPU convolution (exec/kernels.cpp): the patch matrix written by im2col, then one cblas_sgemm; no Winograd";
   if (m.softmax_flops_per_s > 0)
     d.sources["softmax_flops_per_s"] = where + ": parasim execute's softmax kernel over rows of 1024 floats, 5 FLOPs an element as the model counts a softmax's, " +
                                       fixed(m.softmax_flops_per_s / 1e9, 2) + " GFLOP/s";

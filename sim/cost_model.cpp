@@ -109,7 +109,29 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.bwd_s = attention_seconds(device, w, w.bwd_flops, w.bwd_bytes, true);
     return c;
   }
-  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, w.fwd_flops, w.bytes, w.gemm_flops, w.gemms);
+  double fwd_flops = w.fwd_flops, bwd_flops = w.bwd_flops;
+  double patch_fwd_s = 0, patch_bwd_s = 0;
+  if (w.convolution && device.convolution == "winograd" && w.winograd_shape && w.dtype == models::DType::F32) {
+    // A 3×3, stride-1 convolution in fp32 runs as a Winograd convolution, cuDNN's and oneDNN's choice
+    // where no tensor core takes fp32 (tf32, fp16 and bf16 run implicit GEMMs on tensor cores):
+    // F(2×2, 3×3) computes a 2×2 output tile with 16 multiplications where the direct form takes 36
+    // (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016, §4), 2.25× fewer —
+    // the least of cuDNN's tile sizes; Baidu's DeepBench measured fp32 3×3 convolutions on V100 at an
+    // "effective" 21–37 TFLOP/s, above the 15.7 TFLOP/s peak (results/train/DeepBench_NV_V100.xlsx).
+    constexpr double kWinogradMultiplyReduction = 36.0 / 16.0;
+    fwd_flops /= kWinogradMultiplyReduction;
+    bwd_flops /= kWinogradMultiplyReduction;
+  } else if (w.convolution && device.convolution == "im2col-gemm") {
+    // Every convolution as its direct FLOPs in one GEMM over an explicit patch matrix of batch·m·k
+    // elements (Chellapilla et al., "High Performance Convolutional Neural Networks for Document
+    // Processing", 2006; Caffe's im2col): forward, the patches are written and the GEMM reads them
+    // (two passes over the matrix); backward, they are written again for the weight gradient and the
+    // data gradient's patch matrix is read back into the image (col2im): three passes.
+    const double patch_bytes = w.gemm_batch * w.gemm_m * w.gemm_k * static_cast<double>(models::bytes_of(w.dtype));
+    patch_fwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 2 * patch_bytes, 0, 1);
+    patch_bwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 3 * patch_bytes, 0, 1);
+  }
+  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms) + patch_fwd_s;
   // A softmax's or cross-entropy's exponentials at the device's measured softmax rate, where it has
   // one (a CPU's, far below its fp32 peak); the backward has none.
   if (w.exponential && device.softmax_flops_per_s > 0)
@@ -119,7 +141,7 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.
-  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, w.bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels);
+  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels) + patch_bwd_s;
   if (w.quantize_bwd_bytes > 0)
     c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);
   return c;

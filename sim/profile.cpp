@@ -54,6 +54,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   if (device.softmax_flops_per_s > 0) names.emplace_back("softmax_flops_per_s");
   if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
   if (!device.interference.none()) names.emplace_back("interference");
+  if (device.convolution != "winograd") names.emplace_back("convolution");
   return names;
 }
 

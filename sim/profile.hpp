@@ -72,10 +72,15 @@ struct DeviceProfile {
   /// beside their loads. A CPU runs exponentials far below its GEMM peak, so `parasim calibrate
   /// --backend cpu` measures it (sim/cost_model.hpp, op_cost).
   double softmax_flops_per_s = 0;
-  /// The rate of an optimizer step's arithmetic, in FLOP/s as the model counts it (12 a parameter,
-  /// sim/work/work_cost.cpp); 0: the fp32 peak. On a GPU the step is memory-bound; a CPU core's
+  /// The rate of an Adam or AdamW step's arithmetic, in FLOP/s as the model counts it (12 a parameter,
+  /// sim/work/work_cost.cpp); 0: the fp32 peak. Other optimizers' steps stay memory-bound. On a GPU the step is memory-bound; a CPU core's
   /// square roots and divisions make it compute-bound, so `parasim calibrate --backend cpu` measures it.
   double optimizer_flops_per_s = 0;
+  /// How the device's convolution library runs a convolution: "winograd" (cuDNN's and oneDNN's
+  /// choice: implicit GEMM, and Winograd F(2×2, 3×3) for an fp32 3×3 stride-1 convolution, where no
+  /// tensor core takes fp32) or "im2col-gemm" (the patch matrix written to memory, then one GEMM:
+  /// parasim execute's CPU convolution). See sim/cost_model.cpp, op_cost.
+  std::string convolution = "winograd";
   /// What compute and collectives keep of their speed while they overlap on this device, by
   /// collective kind (sim/interference.hpp); 1 where the profile says nothing (overlap is free).
   InterferenceRates interference;

@@ -208,6 +208,9 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   r.required("memory_efficiency");
   d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
   d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
+  d.convolution = r.string_or("convolution", "winograd");
+  if (d.convolution != "winograd" && d.convolution != "im2col-gemm")
+    throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
   d.softmax_flops_per_s = r.number_or("softmax_flops_per_s", 0, 0);
   d.optimizer_flops_per_s = r.number_or("optimizer_flops_per_s", 0, 0);
   if (r.has("interference")) {
@@ -364,6 +367,7 @@ nlohmann::json to_json(const Profile& profile) {
         {"sources", sources_to_json(d.sources)},
     };
     if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
+    if (d.convolution != "winograd") devices[name]["convolution"] = d.convolution;
     if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();

@@ -15,9 +15,6 @@ models::DType compute_dtype(const models::Operator& op, models::DType precision)
 
 namespace {
 
-/// Multiplications a direct 3×3 convolution takes per Winograd F(2×2, 3×3) multiplication: 36 / 16.
-constexpr double kWinogradMultiplyReduction = 36.0 / 16.0;
-
 /// A 3×3 kernel at stride 1: the output keeps the input's height and width (padding 1).
 bool winograd_shape(const models::Operator& op) {
   const auto size = [&](const char* d) -> std::int64_t {
@@ -49,17 +46,8 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   const double points = strategies::local_points(mesh, sharding, op) * load;
   w.fwd_flops = op.flops_per_point * points;
   w.bwd_flops = op.bwd_flops_factor * w.fwd_flops;
-  // A 3×3, stride-1 convolution in fp32 runs as a Winograd convolution, cuDNN's and oneDNN's choice
-  // where no tensor core takes fp32 (tf32, fp16 and bf16 run implicit GEMMs on tensor cores):
-  // F(2×2, 3×3) computes a 2×2 output tile with 16 multiplications where the direct form takes 36
-  // (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016, §4), 2.25× fewer —
-  // the least of cuDNN's tile sizes; Baidu's DeepBench measured fp32 3×3 convolutions on V100 at an
-  // "effective" 21–37 TFLOP/s, above the 15.7 TFLOP/s peak (results/train/DeepBench_NV_V100.xlsx).
-  // Model FLOPs stay the direct convolution's.
-  if (op.kind == models::OpKind::Conv2d && compute_dtype(op, precision) == models::DType::F32 && winograd_shape(op)) {
-    w.fwd_flops /= kWinogradMultiplyReduction;
-    w.bwd_flops /= kWinogradMultiplyReduction;
-  }
+  w.convolution = op.kind == models::OpKind::Conv2d;
+  w.winograd_shape = w.convolution && winograd_shape(op);
 
   double bytes = 0;
   for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype)) * load;

@@ -29,6 +29,10 @@ struct OpWork {
   /// memory-bound operators).
   double gemm_flops = 0;
   bool causal = false;  ///< a fused attention with a causal mask
+  /// A convolution (its patch matrix is batch × m × k), and whether it is 3×3 at stride 1 — the shape
+  /// a Winograd algorithm computes with fewer multiplications. FLOPs stay the direct form's; how a
+  /// device's convolution library runs them is the profile's (DeviceProfile::convolution).
+  bool convolution = false, winograd_shape = false;
   bool exponential = false;  ///< a softmax or a cross-entropy: an exponential per element
   /// A fused attention's implementation (a name in the profile's attention curves); empty: the
   /// device's default.

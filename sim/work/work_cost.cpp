@@ -51,8 +51,10 @@ Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& se
     const double updated = step.stage_updated[static_cast<std::size_t>(cw.optimizer_stage)];
     const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision, plan.grad_dtype);
     double s = kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1);
-    // Where the device's optimizer arithmetic was measured (a CPU's), it may bound the step instead.
-    if (device.optimizer_flops_per_s > 0) s = std::max(s, 12 * updated / device.optimizer_flops_per_s + device.kernel_launch_overhead_s);
+    // Where the device's Adam arithmetic was measured (a CPU's square roots and divisions), it may
+    // bound an Adam step instead; SGD's multiply-adds stay memory-bound.
+    const bool adam = plan.optimizer == strategies::Optimizer::Adam || plan.optimizer == strategies::Optimizer::AdamW;
+    if (adam && device.optimizer_flops_per_s > 0) s = std::max(s, 12 * updated / device.optimizer_flops_per_s + device.kernel_launch_overhead_s);
     return Picoseconds::from_seconds(s / speed_factor);
   }
   double s = 0;

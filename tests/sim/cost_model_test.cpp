@@ -148,12 +148,10 @@ TEST_CASE("op work: the language-model loss counts Megatron's cross-entropy pass
   CHECK(loss.bwd_bytes == 32'768.0);
 }
 
-TEST_CASE("cost model: an fp32 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3), 2.25x fewer multiplications", "[sim][cost_model]") {
+TEST_CASE("cost model: a convolution runs as the device's library runs it, Winograd or im2col + GEMM", "[sim][cost_model]") {
   // ResNet-50 at batch 1. layer1.0.conv2: 3x3, stride 1, 64 → 64 channels on 56x56: direct FLOPs
-  // 2 · 56 · 56 · 64 · 64 · 9 = 115,605,504; backward twice that. Winograd F(2x2, 3x3) takes 16
-  // multiplications per 2x2 tile where the direct form takes 36 (Lavin & Gray 2016): in fp32 the
-  // kernel executes 115,605,504 / 2.25 = 51,380,224 FLOPs forward. layer2.0.conv2 (v1.5: stride 2,
-  // 56 → 28) and every fp16/tf32 convolution (tensor cores) stay direct; so does a 1x1.
+  // 2 · 56 · 56 · 64 · 64 · 9 = 115,605,504; backward twice that. Its work keeps them, whatever the
+  // device; it is a Winograd shape. layer2.0.conv2 (v1.5: stride 2, 56 → 28) and a 1x1 are not.
   models::ResNetConfig c;  // ResNet-50 by default
   c.batch = 1;
   const models::Graph g = models::build_resnet(c);
@@ -165,12 +163,39 @@ TEST_CASE("cost model: an fp32 3x3 stride-1 convolution runs as Winograd F(2x2, 
   };
   const double direct = 2.0 * 56 * 56 * 64 * 64 * 9;
   const sim::OpWork fp32 = work_of("layer1.0.conv2", models::DType::F32);
-  CHECK_THAT(fp32.fwd_flops, WithinRel(direct / 2.25, 1e-12));
-  CHECK_THAT(fp32.bwd_flops, WithinRel(2 * direct / 2.25, 1e-12));
-  CHECK(work_of("layer1.0.conv2", models::DType::F16).fwd_flops == direct);
-  CHECK(work_of("layer1.0.conv2", models::DType::TF32).fwd_flops == direct);
-  // Stride 2: 2 · 28 · 28 · 128 · 128 · 9, direct.
-  CHECK(work_of("layer2.0.conv2", models::DType::F32).fwd_flops == 2.0 * 28 * 28 * 128 * 128 * 9);
-  // 1x1: 2 · 56 · 56 · 64 · 64, direct.
-  CHECK(work_of("layer1.0.conv1", models::DType::F32).fwd_flops == 2.0 * 56 * 56 * 64 * 64);
+  CHECK(fp32.fwd_flops == direct);
+  CHECK(fp32.bwd_flops == 2 * direct);
+  CHECK((fp32.convolution && fp32.winograd_shape));
+  CHECK_FALSE(work_of("layer2.0.conv2", models::DType::F32).winograd_shape);
+  CHECK_FALSE(work_of("layer1.0.conv1", models::DType::F32).winograd_shape);
+  // Its GEMM: m = 56 · 56 output pixels, k = 64 · 3 · 3 patch values, n = 64 channels.
+  CHECK(fp32.gemm_m == 56.0 * 56);
+  CHECK(fp32.gemm_k == 64.0 * 9);
+  CHECK(fp32.gemm_n == 64);
+
+  // A device of 1 TFLOP/s fp32 at every size, 100 GB/s, no launch cost. The forward moves
+  // 4 · (56·56·64 + 64·64·9 + 56·56·64) = 1,753,088 B (17.5 µs), less than its arithmetic.
+  sim::DeviceProfile d;
+  d.name = "test";
+  d.peak_flops_per_s = {{models::DType::F32, 1e12}, {models::DType::F16, 4e12}};
+  d.gemm_efficiency.points = {{1, 1.0}};
+  d.memory_bandwidth_bytes_per_s = 1e11;
+  d.memory_efficiency.points = {{1, 1.0}};
+  // Winograd (the default): F(2x2, 3x3) takes 16 multiplications per 2x2 tile where the direct form
+  // takes 36 (Lavin & Gray 2016), so fp32 runs 115,605,504 / 2.25 FLOPs: 51.38 µs forward, twice
+  // backward. fp16 runs on tensor cores as an implicit GEMM: direct FLOPs at 4 TFLOP/s, 28.9 µs.
+  CHECK(d.convolution == "winograd");
+  const sim::OpCost winograd = sim::op_cost(d, fp32);
+  CHECK_THAT(winograd.fwd_s, WithinRel(direct / 2.25 / 1e12, 1e-12));
+  CHECK_THAT(winograd.bwd_s, WithinRel(2 * direct / 2.25 / 1e12, 1e-12));
+  CHECK_THAT(sim::op_cost(d, work_of("layer1.0.conv2", models::DType::F16)).fwd_s, WithinRel(direct / 4e12, 1e-12));
+  // A stride-2 convolution stays direct: 2 · 28 · 28 · 128 · 128 · 9 FLOPs at 1 TFLOP/s.
+  CHECK_THAT(sim::op_cost(d, work_of("layer2.0.conv2", models::DType::F32)).fwd_s, WithinRel(2.0 * 28 * 28 * 128 * 128 * 9 / 1e12, 1e-12));
+  // im2col + GEMM: direct FLOPs, plus the patch matrix, 3136 · 576 · 4 = 7,225,344 B, written and read
+  // forward (2 passes, 144.5 µs) and three passes backward (216.8 µs).
+  d.convolution = "im2col-gemm";
+  const sim::OpCost im2col = sim::op_cost(d, fp32);
+  const double patch = 3136.0 * 576 * 4;
+  CHECK_THAT(im2col.fwd_s, WithinRel(direct / 1e12 + 2 * patch / 1e11, 1e-12));
+  CHECK_THAT(im2col.bwd_s, WithinRel(2 * direct / 1e12 + 3 * patch / 1e11, 1e-12));
 }

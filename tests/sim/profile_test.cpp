@@ -180,7 +180,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
   SECTION("unknown key, with did-you-mean") {
     CHECK(error_of(make(",\n      \"desription\": \"x\"")) ==
           "p.json:12:7: at /devices/chip/desription: unknown key \"desription\" (did you mean \"description\"?); expected one of "
-          "\"attention_efficiency\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
+          "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
           "\"gemm_efficiency_by_dtype\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
           "\"optimizer_flops_per_s\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
@@ -188,6 +188,9 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
   SECTION("a held-out check of a kernel the calibration does not check") {
     CHECK(error_of(make(",\n      \"held_out\": [{ \"kernel\": \"conv\", \"shape\": \"3x3\", \"measured_s\": 1, \"predicted_s\": 1 }]")) ==
           "p.json:12:32: at /devices/chip/held_out/0/kernel: found \"conv\", expected \"gemm\" or \"memory\"");
+  }
+  SECTION("a convolution algorithm the cost model does not know") {
+    CHECK(error_of(make(",\n      \"convolution\": \"fft\"")) == "p.json:12:22: at /devices/chip/convolution: found \"fft\", expected \"winograd\" or \"im2col-gemm\"");
   }
   SECTION("an efficiency above 1") {
     std::string t = make("");
