@@ -48,6 +48,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
   m.blas = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+  m.thin_other = options.thin_other;
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   exec::set_blas_threads(static_cast<int>(m.threads));
   m.memory_capacity_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
@@ -57,6 +58,12 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   {
     std::vector<std::array<std::int64_t, 3>> shapes;
     for (const std::int64_t n : options.gemm_sizes) shapes.push_back({n, n, n});
+    const std::int64_t o = options.thin_other;
+    for (const std::int64_t d : options.thin_dims) {
+      shapes.push_back({d, o, o});
+      shapes.push_back({o, d, o});
+      shapes.push_back({o, o, d});
+    }
     shapes.insert(shapes.end(), options.held_out_gemms.begin(), options.held_out_gemms.end());
     std::vector<std::vector<float>> operands;
     std::vector<std::function<void()>> runs;
@@ -74,8 +81,11 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const double flops = 2.0 * static_cast<double>(shapes[i][0]) * static_cast<double>(shapes[i][1]) * static_cast<double>(shapes[i][2]);
-      if (i < options.gemm_sizes.size()) {
+      const std::size_t squares = options.gemm_sizes.size(), thin_end = squares + 3 * options.thin_dims.size();
+      if (i < squares) {
         m.gemm.push_back({flops, flops / s[i]});
+      } else if (i < thin_end) {
+        if ((i - squares) % 3 == 0) m.thin.push_back({options.thin_dims[(i - squares) / 3], {s[i], s[i + 1], s[i + 2]}});
       } else {
         m.held_out_gemm.push_back({shapes[i], s[i]});
       }
@@ -157,6 +167,26 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
                                       fixed(m.softmax_flops_per_s / 1e9, 2) + " GFLOP/s";
   if (m.optimizer_flops_per_s > 0)
     d.sources["optimizer_flops_per_s"] = where + ": parasim execute's Adam update of " + "4,194,304 parameters, 12 FLOPs each as the model counts an optimizer step's, " + fixed(m.optimizer_flops_per_s / 1e9, 2) + " GFLOP/s";
+  // The thin-GEMM factor at each thin dim: the square curve's time for the GEMM's FLOPs over the
+  // measured time, averaged over the three orientations (the thin dim as m, n or k: a layer's
+  // forward, data-gradient and weight-gradient GEMMs), at most 1.
+  if (!m.thin.empty()) {
+    std::vector<Sample> factors;
+    std::string listing_text;
+    for (const auto& [dim, seconds] : m.thin) {
+      double sum = 0;
+      for (const double s : seconds) {
+        const double f = 2.0 * static_cast<double>(dim) * static_cast<double>(m.thin_other) * static_cast<double>(m.thin_other);
+        sum += std::min(1.0, sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, f, 0, f, 1) / s);
+      }
+      const double factor = sum / static_cast<double>(seconds.size());
+      factors.push_back({static_cast<double>(dim), factor});
+      listing_text += (listing_text.empty() ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
+    }
+    d.gemm_thin_efficiency = efficiency_curve(factors, 1.0);
+    d.sources["gemm_thin_efficiency"] = where + ": cblas_sgemm with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
+                                        ", the square curve's time over the measured, averaged over the three orientations: " + listing_text;
+  }
   // Held-out shapes, predicted as the cost model times an executed plan's kernels
   // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.
   for (const auto& [shape, s] : m.held_out_gemm) {
@@ -164,7 +194,8 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     const double flops = 2.0 * static_cast<double>(mm) * static_cast<double>(nn) * static_cast<double>(kk);
     const double bytes = 4.0 * static_cast<double>(mm * kk + kk * nn + mm * nn);
     d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s,
-                          sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, bytes, flops, 1)});
+                          sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, bytes, flops, 1,
+                                              static_cast<double>(std::min({mm, nn, kk})))});
   }
   for (const auto& [bytes, s] : m.held_out_memory)
     d.held_out.push_back({"memory", bytes_text(bytes), s, sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1)});

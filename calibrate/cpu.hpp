@@ -34,11 +34,17 @@ struct CpuOptions {
   /// Parameters of the Adam update that measures the optimizer rate (12 FLOPs each as the model
   /// counts them: sim/work/work_cost.cpp).
   double optimizer_parameters = 1 << 22;
+  /// Thin GEMMs: one of m, n and k at each of these sizes, the other two `thin_other` (each of the
+  /// three orientations timed), for the factor the thin dim costs against the square curve.
+  std::vector<std::int64_t> thin_dims{8, 16, 32, 64, 128, 256};
+  std::int64_t thin_other = 1024;
   /// Shapes the sweeps do not measure, timed (median) to check the calibrated curves on them: GEMMs
   /// (m, n, k) of the shapes a transformer's layers run — not square, between the sweep's sizes —
-  /// and memory passes between the sweep's byte counts.
+  /// and memory passes between the sweep's byte counts. None falls on the last level cache's edge
+  /// (here 32 to 64 MiB moved, a 32 MiB L3), where a pass's time moves by ±12% from run to run with
+  /// where its two arrays fall in the cache (calibrate/README.md).
   std::vector<std::array<std::int64_t, 3>> held_out_gemms{{512, 1536, 512}, {512, 512, 2048}, {256, 3072, 768}, {1024, 96, 384}};
-  std::vector<double> held_out_memory_bytes{3 << 18, 3 << 20, 3 << 22, 3 << 24};
+  std::vector<double> held_out_memory_bytes{3 << 18, 3 << 20, 3 << 22, 3 << 26};
   /// OpenBLAS threads for the GEMMs (0: every core) — as many as each rank of `parasim execute` uses.
   unsigned threads = 0;
   /// Each size is timed until its runs took this long together (at least twice).
@@ -55,6 +61,9 @@ struct CpuMeasurement {
   double optimizer_flops_per_s = 0;  ///< Adam's update: 12 FLOPs a parameter (as the model counts them) per second
   double call_overhead_s = 0;  ///< a 1×1×1 GEMM call: the fixed cost of a kernel
   double memory_capacity_bytes = 0;  ///< physical memory of the machine
+  /// Thin GEMMs' median times: (thin dim, seconds with it as m, as n, as k).
+  std::vector<std::pair<std::int64_t, std::array<double, 3>>> thin;
+  std::int64_t thin_other = 1024;  ///< the other two dims of the thin GEMMs
   /// Held-out shapes' median times: GEMMs (m, n, k) and memory passes (bytes).
   std::vector<std::pair<std::array<std::int64_t, 3>, double>> held_out_gemm;
   std::vector<std::pair<double, double>> held_out_memory;

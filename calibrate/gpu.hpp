@@ -65,6 +65,11 @@ struct InterferenceMeasurement {
   double all_reduce_bytes = 0;
   double gemm_alone_s = 0, gemm_beside_s = 0;              ///< per GEMM
   double all_reduce_alone_s = 0, all_reduce_beside_s = 0;  ///< per all-reduce
+  /// How it was measured, for the profile's source: the GEMM ("... of N^3 on every device"), the
+  /// collective, and the command.
+  std::string gemm_text = "an fp16 cublasGemmEx of";
+  std::string collective_text = "ncclAllReduce over all of them";
+  std::string command = "parasim calibrate --backend nccl";
 };
 [[nodiscard]] std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions& options = {});
 

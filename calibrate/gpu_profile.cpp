@@ -73,11 +73,11 @@ sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const
     d.interference.communication[k] = communication;
   }
   d.sources["interference"] =
-      "measured by `parasim calibrate --backend nccl` on " + std::to_string(m.ranks) + " x " + m.device_name + ": an fp16 cublasGemmEx of " +
-      std::to_string(m.gemm_n) + "^3 on every GPU took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +
-      " ms beside a " + bytes_text(m.all_reduce_bytes) + " ncclAllReduce over all of them (compute keeps " + fixed(compute, 3) +
+      "measured by `" + m.command + "` on " + std::to_string(m.ranks) + " x " + m.device_name + ": " + m.gemm_text + " " +
+      std::to_string(m.gemm_n) + "^3 on every rank took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +
+      " ms beside a " + bytes_text(m.all_reduce_bytes) + " " + m.collective_text + " (compute keeps " + fixed(compute, 3) +
       "); the all-reduce took " + fixed(m.all_reduce_alone_s * 1e3, 3) + " ms alone and " + fixed(m.all_reduce_beside_s * 1e3, 3) +
-      " ms beside the GEMMs (communication keeps " + fixed(communication, 3) + "); the all-reduce stands for every NCCL collective" +
+      " ms beside the GEMMs (communication keeps " + fixed(communication, 3) + "); the all-reduce stands for every collective" +
       (base.sources.count("interference") ? "; Transformer Engine's rates and the channel count as before: " + base.sources.at("interference") : "");
   return d;
 }

@@ -7,11 +7,11 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "calibrate/cpu.hpp"
-#include "reports/format.hpp"
 #include "calibrate/gpu.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
@@ -21,6 +21,7 @@
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "mpi/session.hpp"
+#include "reports/format.hpp"
 #include "sim/profile_json.hpp"
 
 namespace parasim::cli {
@@ -124,9 +125,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     const calibrate::CpuMeasurement m = calibrate::measure_cpu(options);
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_cpu(base, m);
     profile.origin = "parasim calibrate --backend cpu --threads " + std::to_string(m.threads) + " on " + m.cpu + ", " + today_utc() + " UTC, over " + base_name;
-    out << "parasim calibrate: " << device << " measured on " << m.cpu << " (GEMMs on " << m.threads << " threads, " << m.blas << ")\n";
+    out << "parasim calibrate: " << device << " measured on " << m.cpu << " (GEMMs on " << m.threads << (m.threads == 1 ? " thread, " : " threads, ") << m.blas << ")\n";
     out << "  fp32 peak (fastest sgemm)      " << fixed(d.peak_flops_per_s.at(models::DType::F32) / 1e9, 2) << " GFLOP/s\n";
     print_curve(out, "GEMM efficiency by n^3", d.gemm_efficiency, [](double f) { return std::to_string(std::llround(std::cbrt(f / 2))) + "^3"; });
+    print_curve(out, "thin-GEMM factor by smallest dim", d.gemm_thin_efficiency, [](double x) { return std::to_string(std::llround(x)); });
     out << "  memory bandwidth (best pass)   " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
     print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
     out << "  softmax rate                   " << fixed(d.softmax_flops_per_s / 1e9, 2) << " GFLOP/s\n";
@@ -195,6 +197,14 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     std::vector<double> sizes;
     for (double b = 8; b <= double(64 << 20); b *= 4) sizes.push_back(b);
     const calibrate::NcclTestsLog log = session.all_reduce_sweep(sizes, 2, 10);
+    // What compute and an all-reduce cost each other on these ranks, as `parasim execute` runs them:
+    // a 512^3 sgemm (a few milliseconds on one core) beside a 16 MiB all-reduce (a gradient bucket's
+    // order of size), on as many BLAS threads as each rank of `parasim execute` uses by default.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int ranks_here = std::max(1, local ? std::atoi(local) : 1);
+    const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads)
+                                           : std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / ranks_here);
+    const calibrate::InterferenceMeasurement beside = session.interference(512, double(16 << 20), blas_threads);
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
@@ -202,6 +212,12 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "parasim calibrate: " << a.link << " measured by MPI_Allreduce over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
+    // The ranks' compute device: --device, else the host's CPU (the device `parasim execute` runs).
+    const std::string device = a.device.empty() ? "host-cpu" : a.device;
+    const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_interference(device_of(profile, device, "--device"), beside, "--backend mpi");
+    const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);
+    out << "  interference (" << device << ")      compute keeps " << fixed(d.interference.compute[all_reduce], 3) << " beside an all-reduce, the all-reduce "
+        << fixed(d.interference.communication[all_reduce], 3) << " beside the GEMMs\n";
   } else {
     throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\"" +
                                                      did_you_mean(a.backend, {"cpu", "cuda", "nccl", "mpi"}));
@@ -231,7 +247,7 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");
   cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
   cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
-  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core)")
+  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core); mpi: the GEMM's threads in the interference measurement (default: this host's cores over its ranks)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests and mpi: required; nccl: the GPU's intra-node link)");
   cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });

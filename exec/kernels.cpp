@@ -97,13 +97,16 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
       float* x = s.get(0, std::max(mk, kn));
       const float* wy = s.get(1, std::max(kn, mn));
       float* y = s.get(2, std::max(mn, std::max(mk, kn)));
+      // A convolution's image holds about m·k / (kh·kw) floats; patch row r is the k floats of the
+      // image starting at row_offset(r) (the rows of neighbouring output pixels overlap, as a real
+      // patch matrix's do). im2col copies them; col2im adds a patch-matrix gradient back in place.
+      const std::size_t window = conv ? static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw"))) : 1;
+      const std::size_t kk = static_cast<std::size_t>(k), in = std::max(mk / window, kk);
+      auto row_offset = [&](std::size_t r) { return (r * kk / window) % (in - kk + 1); };
       if (conv) {
-        // im2col: the m × k patch matrix, each row k values gathered from the input image (m·k
-        // floats read and written; the image holds about m·k / (kh·kw) floats).
-        const std::size_t window = static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw")));
-        const std::size_t kk = static_cast<std::size_t>(k), in = std::max(mk / window, kk);
+        // im2col: the m × k patch matrix written from the input (m·k floats read and written).
         const float* image = s.get(3, in);
-        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) std::memcpy(x + r * kk, image + (r * kk / window) % (in - kk + 1), kk * sizeof(float));
+        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) std::memcpy(x + r * kk, image + row_offset(r), kk * sizeof(float));
       }
       const int kernels = backward ? w.bwd_kernels : w.gemms;
       for (int g = 0; g < kernels; ++g)
@@ -117,10 +120,14 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
           }
         }
       if (conv && backward) {
-        // col2im: the patch-matrix gradient summed back into the image (m·k read, the image written).
-        const std::size_t in = std::max<std::size_t>(1, mk / static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw"))));
+        // col2im: the patch-matrix gradient added back into the image, row by row (m·k floats read,
+        // and as many read and written in the image).
         float* image = s.get(3, in);
-        for (std::size_t i = 0; i < mk; ++i) image[i % in] += 1e-30f * y[i];
+        for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
+          float* dst = image + row_offset(r);
+          const float* src = y + r * kk;
+          for (std::size_t j = 0; j < kk; ++j) dst[j] += 1e-30f * src[j];
+        }
       }
       return;
     }

@@ -3,8 +3,6 @@
 // CUDA stream with its NCCL communicator would; a duplicate of the world for pipeline sends, tagged
 // by stream. Every operation is non-blocking and polled to completion: a blocked MPI call spins on
 // its core, and on a CPU the compute stream beside it needs that core.
-#include <sys/prctl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "mpi/session.hpp"
+#include "mpi/polling.hpp"
 
 #ifdef PARASIM_HAVE_MPI
 #include <mpi.h>
@@ -23,30 +22,6 @@ namespace parasim::mpi {
 
 #ifdef PARASIM_HAVE_MPI
 namespace {
-
-/// Waits for `request`: MPI_Test in a tight loop for the first 20 µs (short messages finish there),
-/// then sleeping between tests, 10 µs at first and twice as long each time up to 200 µs (the
-/// thread's timer slack lowered to 1 µs so short sleeps are that short: Linux's default is 50 µs).
-/// A long wait (a pipeline stage waiting for its input) then wakes 5,000 times a second rather than
-/// 100,000, which would take the core from the compute stream of the rank beside it.
-void wait_polling(MPI_Request& request) {
-  static thread_local bool slack_set = false;
-  if (!slack_set) {
-    ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    slack_set = true;
-  }
-  const auto begin = std::chrono::steady_clock::now();
-  int flag = 0;
-  auto pause = std::chrono::microseconds(10);
-  while (true) {
-    MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
-    if (flag) return;
-    if (std::chrono::steady_clock::now() - begin > std::chrono::microseconds(20)) {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(2 * pause, std::chrono::microseconds(200));
-    }
-  }
-}
 
 int count_of(double bytes) {
   const double n = std::max(1.0, bytes / sizeof(float));

@@ -1,6 +1,8 @@
 #include "mpi/session.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -9,6 +11,8 @@
 
 #include "calibrate/source_text.hpp"
 #include "common/error.hpp"
+#include "exec/kernels.hpp"
+#include "mpi/polling.hpp"
 
 #ifdef PARASIM_HAVE_MPI
 #include <mpi.h>
@@ -167,6 +171,81 @@ calibrate::NcclTestsLog Session::all_reduce_sweep(const std::vector<double>& byt
   (void)warmup;
 #endif
   return log;
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  PARASIM_CHECK(!v.empty(), "a median of at least one time");
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+}  // namespace
+
+calibrate::InterferenceMeasurement Session::interference(std::int64_t gemm_n, double bytes, int blas_threads) const {
+  PARASIM_CHECK(active_ && gemm_n >= 1 && bytes >= sizeof(float), "an interference measurement runs under MPI");
+  calibrate::InterferenceMeasurement m;
+  m.ranks = size_;
+  m.gemm_n = gemm_n;
+  m.all_reduce_bytes = bytes;
+  m.gemm_text = "an fp32 cblas_sgemm on " + std::to_string(blas_threads) + (blas_threads == 1 ? " thread" : " threads") + " of";
+  m.collective_text = "MPI_Iallreduce polled by a second thread, as parasim execute runs it,";
+  m.command = "parasim calibrate --backend mpi";
+#ifdef PARASIM_HAVE_MPI
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  m.device_name = calibrate::source_text("MPI ranks on " + std::string(name));
+  const auto n = static_cast<std::size_t>(gemm_n);
+  std::vector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f);
+  const auto count = static_cast<int>(std::min(bytes / sizeof(float), 2147483647.0));
+  std::vector<float> buffer(static_cast<std::size_t>(count), 1.0f);
+  auto gemm = [&] {
+    const double t0 = MPI_Wtime();
+    exec::sgemm(false, false, gemm_n, gemm_n, gemm_n, a.data(), b.data(), c.data());
+    return MPI_Wtime() - t0;
+  };
+  auto all_reduce = [&] {
+    const double t0 = MPI_Wtime();
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+    wait_polling(request);
+    // Keep the values from growing: the sum of `size_` ones would double every call.
+    buffer[0] = 1.0f;
+    return MPI_Wtime() - t0;
+  };
+  constexpr int kRuns = 9;
+  exec::set_blas_threads(blas_threads);
+  (void)gemm();
+  (void)all_reduce();
+  std::vector<double> gemm_alone, reduce_alone, gemm_beside, reduce_beside;
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int k = 0; k < kRuns; ++k) gemm_alone.push_back(gemm());
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int k = 0; k < kRuns; ++k) reduce_alone.push_back(all_reduce());
+  // Beside each other: GEMMs on a second thread for as long as this one all-reduces (only this
+  // thread calls MPI); the GEMMs that started before the last all-reduce ended count.
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::atomic<bool> stop{false};
+  std::thread compute([&] {
+    exec::set_blas_threads(blas_threads);
+    while (!stop.load()) gemm_beside.push_back(gemm());
+  });
+  for (int k = 0; k < kRuns; ++k) reduce_beside.push_back(all_reduce());
+  stop = true;
+  compute.join();
+  if (gemm_beside.size() > 1) gemm_beside.pop_back();  // the one that ran past the last all-reduce
+  double mine[4] = {median_of(gemm_alone), median_of(gemm_beside), median_of(reduce_alone), median_of(reduce_beside)}, sum[4] = {};
+  MPI_Allreduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  m.gemm_alone_s = sum[0] / size_;
+  m.gemm_beside_s = sum[1] / size_;
+  m.all_reduce_alone_s = sum[2] / size_;
+  m.all_reduce_beside_s = sum[3] / size_;
+#else
+  (void)blas_threads;
+#endif
+  return m;
 }
 
 }  // namespace parasim::mpi

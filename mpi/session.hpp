@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/gpu.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "exec/transport.hpp"
 #include "strategies/search/executor.hpp"
@@ -42,18 +43,25 @@ class Session {
   /// Without MPI: a ThreadExecutor.
   [[nodiscard]] std::unique_ptr<strategies::search::Executor> executor(unsigned threads) const;
 
+  /// `parasim execute`'s transport over the world's ranks, one device per rank (rank = device id):
+  /// communicators per (group, stream), non-blocking MPI collectives and sends polled to completion
+  /// (mpi/execute_transport.cpp). Precondition: active() and the session was made with threads.
+  [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport() const;
+
   /// `parasim calibrate --backend mpi`: an all-reduce sweep over every rank (MPI_Allreduce of floats,
   /// in place, sum) at each of `bytes`, timed as nccl-tests times it — `warmup` calls, then the mean
   /// of `iterations`, the slowest rank's — and returned on every rank as an nccl-tests log of
   /// all_reduce (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition:
   /// active(). (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI
   /// symbols in this one library: mpi/CMakeLists.txt.)
-  /// `parasim execute`'s transport over the world's ranks, one device per rank (rank = device id):
-  /// communicators per (group, stream), non-blocking MPI collectives and sends polled to completion
-  /// (mpi/execute_transport.cpp). Precondition: active() and the session was made with threads.
-  [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport() const;
-
   [[nodiscard]] calibrate::NcclTestsLog all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const;
+
+  /// `parasim calibrate --backend mpi`: what compute and an all-reduce cost each other on every rank,
+  /// as `parasim execute` runs them — an sgemm of gemm_n³ on `blas_threads` OpenBLAS threads, and a
+  /// non-blocking all-reduce of `bytes` over every rank polled by another thread
+  /// (mpi/polling.hpp) — each timed alone and then beside the other (median times, averaged over
+  /// the ranks; the same on every rank). Precondition: active().
+  [[nodiscard]] calibrate::InterferenceMeasurement interference(std::int64_t gemm_n, double bytes, int blas_threads) const;
 
  private:
   bool active_ = false;

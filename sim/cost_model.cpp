@@ -24,11 +24,14 @@ double gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
 }
 
 double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
-                      int kernels) {
+                      int kernels, double gemm_min_dim) {
   double compute_s = 0;
   if (flops > 0) {
     if (cls == models::OpClass::Gemm) {
-      compute_s = flops / (gemm_peak_flops(device, dtype) * device.gemm_curve(dtype).at(std::max(gemm_flops, 1.0)));
+      // A thin GEMM (one of m, n, k small) reaches less of the peak than a square one of the same
+      // FLOPs: its blocking wastes the register tile and its packing is amortised over fewer FLOPs.
+      const double thin = gemm_min_dim > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(gemm_min_dim) : 1.0;
+      compute_s = flops / (gemm_peak_flops(device, dtype) * device.gemm_curve(dtype).at(std::max(gemm_flops, 1.0)) * thin);
     } else {
       // Element-wise arithmetic runs on the vector units at the fp32 peak.
       auto it = device.peak_flops_per_s.find(models::DType::F32);
@@ -124,14 +127,16 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
   } else if (w.convolution && device.convolution == "im2col-gemm") {
     // Every convolution as its direct FLOPs in one GEMM over an explicit patch matrix of batch·m·k
     // elements (Chellapilla et al., "High Performance Convolutional Neural Networks for Document
-    // Processing", 2006; Caffe's im2col): forward, the patches are written and the GEMM reads them
-    // (two passes over the matrix); backward, they are written again for the weight gradient and the
-    // data gradient's patch matrix is read back into the image (col2im): three passes.
+    // Processing", 2006; Caffe's im2col), in bytes moved as the memory curve counts them (read +
+    // written): forward, im2col reads the image's patches and writes them (two passes of the patch
+    // matrix's bytes); backward, the same again for the weight gradient, then col2im reads the data
+    // gradient's patch matrix and adds it into the image (read and written): five passes.
     const double patch_bytes = w.gemm_batch * w.gemm_m * w.gemm_k * static_cast<double>(models::bytes_of(w.dtype));
     patch_fwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 2 * patch_bytes, 0, 1);
-    patch_bwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 3 * patch_bytes, 0, 1);
+    patch_bwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 5 * patch_bytes, 0, 1);
   }
-  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms) + patch_fwd_s;
+  const double min_dim = w.cls == models::OpClass::Gemm ? std::min({w.gemm_m, w.gemm_n, w.gemm_k}) : 0.0;
+  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, min_dim) + patch_fwd_s;
   // A softmax's or cross-entropy's exponentials at the device's measured softmax rate, where it has
   // one (a CPU's, far below its fp32 peak); the backward has none.
   if (w.exponential && device.softmax_flops_per_s > 0)
@@ -141,7 +146,7 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.
-  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels) + patch_bwd_s;
+  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels, min_dim) + patch_bwd_s;
   if (w.quantize_bwd_bytes > 0)
     c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);
   return c;

@@ -22,9 +22,11 @@ namespace parasim::sim {
 [[nodiscard]] double gemm_peak_flops(const DeviceProfile& device, models::DType dtype);
 
 /// Time of one kernel. `gemm_flops` is the FLOP count of one GEMM of the kernel (the size its
-/// efficiency is read at; 0 for memory-bound kernels, whose FLOPs run at the fp32 vector peak).
+/// efficiency is read at; 0 for memory-bound kernels, whose FLOPs run at the fp32 vector peak);
+/// `gemm_min_dim` the smallest of its m, n and k, at which the device's thin-GEMM factor is read
+/// (DeviceProfile::gemm_thin_efficiency; 0: none).
 [[nodiscard]] double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes,
-                                    double gemm_flops, int kernels);
+                                    double gemm_flops, int kernels, double gemm_min_dim = 0);
 
 /// Fraction of `dtype`'s peak a fused attention kernel reaches on `device` (DeviceProfile's
 /// attention_efficiency): the curves of implementation `kernel` (empty: the device's default, its first

@@ -55,6 +55,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
   if (!device.interference.none()) names.emplace_back("interference");
   if (device.convolution != "winograd") names.emplace_back("convolution");
+  if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");
   return names;
 }
 

@@ -58,6 +58,10 @@ struct DeviceProfile {
   double memory_reserved_bytes = 0;
   /// Fraction of peak FLOP/s a GEMM-class kernel reaches, by its FLOP count (2·batch·m·n·k).
   EfficiencyCurve gemm_efficiency;
+  /// A factor on the GEMM curve by the smallest of a GEMM's m, n and k (a thin GEMM reaches less of
+  /// the peak than a square one of equal FLOPs); empty: 1 at every size. Measured by `parasim
+  /// calibrate --backend cpu`; no datasheet gives it.
+  EfficiencyCurve gemm_thin_efficiency;
   /// A dtype's own GEMM curve where one was measured (an fp8 GEMM reaches a different fraction of its
   /// peak than a bf16 one); `gemm_efficiency` serves the others.
   std::map<models::DType, EfficiencyCurve> gemm_efficiency_by_dtype;

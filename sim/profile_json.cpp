@@ -208,6 +208,12 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   r.required("memory_efficiency");
   d.memory_efficiency = read_curve(doc, r.pointer_of("memory_efficiency"));
   d.kernel_launch_overhead_s = r.number("kernel_launch_overhead_s", 0);
+  if (r.has("gemm_thin_efficiency")) {
+    r.required("gemm_thin_efficiency");
+    d.gemm_thin_efficiency = read_curve(doc, r.pointer_of("gemm_thin_efficiency"));
+  } else {
+    r.accept("gemm_thin_efficiency");
+  }
   d.convolution = r.string_or("convolution", "winograd");
   if (d.convolution != "winograd" && d.convolution != "im2col-gemm")
     throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
@@ -368,6 +374,7 @@ nlohmann::json to_json(const Profile& profile) {
     };
     if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
     if (d.convolution != "winograd") devices[name]["convolution"] = d.convolution;
+    if (!d.gemm_thin_efficiency.points.empty()) devices[name]["gemm_thin_efficiency"] = curve_to_json(d.gemm_thin_efficiency);
     if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();

@@ -26,6 +26,11 @@ CpuMeasurement by_hand() {
   m.memory = {{48.0 * (1 << 20), 30e9}, {384.0 * (1 << 20), 12e9}};
   m.call_overhead_s = 0.5e-6;
   m.memory_capacity_bytes = 16.0 * (1ull << 30);
+  // Thin GEMMs of 8 × 1024 × 1024, 16,777,216 FLOPs: the square curve there, in log2 size from 2^19
+  // (0.25) to 2^31 (1), is 0.25 + 0.75 · 5/12 = 0.5625 of 80 GFLOP/s, 372.827 µs + 0.5 µs. Measured
+  // at twice that as m and as n, four times as k: factors 0.5, 0.5 and 0.25, averaged 0.41667.
+  const double square = 16777216.0 / (0.5625 * 80e9) + 0.5e-6;
+  m.thin = {{8, {2 * square, 2 * square, 4 * square}}};
   m.held_out_gemm = {{{64, 128, 32}, 3e-5}};
   m.held_out_memory = {{96.0 * (1 << 20), 4e-3}};
   return m;
@@ -57,16 +62,24 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
              WithinRel(2.0 * 1024 * 1024 * 1024 / 80e9 + 0.5e-6, 1e-12));
   CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 2.0 * 64 * 64 * 64, 0, 2.0 * 64 * 64 * 64, 1),
              WithinRel(2.0 * 64 * 64 * 64 / 20e9 + 0.5e-6, 1e-12));
-  // Held out: a 64×128×32 GEMM, 524,288 FLOPs (the curve's first point, 0.25 of 80 GFLOP/s), predicted
-  // 524,288 / 20e9 = 26.2144 µs + 0.5 µs; its operands and product, 4·(64·32 + 32·128 + 64·128) =
+  // Held out: a 64×128×32 GEMM, 524,288 FLOPs (the curve's first point, 0.25 of 80 GFLOP/s) and
+  // thin at 32 (the thin curve's one point, 0.41667, holds beyond it), predicted 524,288 / (20e9 ·
+  // 0.41667) = 62.915 µs + 0.5 µs; its operands and product, 4·(64·32 + 32·128 + 64·128) =
   // 57,344 B, at 30 GB/s (efficiency 1 below 48 MiB) take 1.9 µs, less. A 96 MiB memory pass: the
   // curve at one third of the way from 48 MiB to 384 MiB in log-size, 1 − (1 − 0.4)/3 = 0.8, so
   // 100,663,296 B / 24 GB/s = 4.194304 ms + 0.5 µs.
+  REQUIRE(d.gemm_thin_efficiency.points.size() == 1);
+  CHECK(d.gemm_thin_efficiency.points[0].first == 8);
+  CHECK_THAT(d.gemm_thin_efficiency.points[0].second, WithinRel(1.25 / 3, 1e-12));
+  // The cost model multiplies it in for a GEMM whose smallest dim is 8: 524,288 FLOPs at 0.25 · 0.41667
+  // of 80 GFLOP/s, 62.915 µs + 0.5 µs.
+  CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 524288, 0, 524288, 1, 8),
+             WithinRel(524288 / (0.25 * 1.25 / 3 * 80e9) + 0.5e-6, 1e-12));
   REQUIRE(d.held_out.size() == 2);
   CHECK(d.held_out[0].kernel == "gemm");
   CHECK(d.held_out[0].shape == "64x128x32");
   CHECK(d.held_out[0].measured_s == 3e-5);
-  CHECK_THAT(d.held_out[0].predicted_s, WithinRel(26.2144e-6 + 0.5e-6, 1e-12));
+  CHECK_THAT(d.held_out[0].predicted_s, WithinRel(524288 / (20e9 * 1.25 / 3) + 0.5e-6, 1e-12));
   CHECK(d.held_out[1].kernel == "memory");
   CHECK(d.held_out[1].shape == "96 MiB");
   CHECK_THAT(d.held_out[1].predicted_s, WithinRel(4.194304e-3 + 0.5e-6, 1e-12));

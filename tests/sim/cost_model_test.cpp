@@ -192,10 +192,11 @@ TEST_CASE("cost model: a convolution runs as the device's library runs it, Winog
   // A stride-2 convolution stays direct: 2 · 28 · 28 · 128 · 128 · 9 FLOPs at 1 TFLOP/s.
   CHECK_THAT(sim::op_cost(d, work_of("layer2.0.conv2", models::DType::F32)).fwd_s, WithinRel(2.0 * 28 * 28 * 128 * 128 * 9 / 1e12, 1e-12));
   // im2col + GEMM: direct FLOPs, plus the patch matrix, 3136 · 576 · 4 = 7,225,344 B, written and read
-  // forward (2 passes, 144.5 µs) and three passes backward (216.8 µs).
+  // forward (read and written: 2 passes, 144.5 µs) and five passes backward (im2col again, then col2im
+  // reads the gradient's patches and adds them into the image: 361.3 µs).
   d.convolution = "im2col-gemm";
   const sim::OpCost im2col = sim::op_cost(d, fp32);
   const double patch = 3136.0 * 576 * 4;
   CHECK_THAT(im2col.fwd_s, WithinRel(direct / 1e12 + 2 * patch / 1e11, 1e-12));
-  CHECK_THAT(im2col.bwd_s, WithinRel(2 * direct / 1e12 + 3 * patch / 1e11, 1e-12));
+  CHECK_THAT(im2col.bwd_s, WithinRel(2 * direct / 1e12 + 5 * patch / 1e11, 1e-12));
 }
