@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "exec/compare.hpp"
+#include "exec/cuda_kernels.hpp"
 #include "exec/executor.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
@@ -35,6 +36,7 @@ struct ExecuteArgs {
   int steps = 3;
   int warmup = 1;
   int threads = 0;  // 0: this host's cores over its ranks
+  std::string backend = "cpu";
 };
 
 /// The profile device of this host: what the CPU executor's ranks are.
@@ -61,14 +63,14 @@ struct Report {
   nlohmann::ordered_json json;
 };
 
-Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const sim::Result& r, int threads) {
+Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const sim::Result& r, const exec::Kernels& kernels,
+                 const std::string& backend) {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Predicted by the analytical backend from profile `" << r.profile << "` (" << r.profile_origin << "), for the task graph that ran. ";
-  md << "Executed by parasim's CPU executor: " << c.ranks << (c.ranks == 1 ? " rank" : " ranks") << " (one per device), OpenBLAS sgemm on "
-     << threads << (threads == 1 ? " thread" : " threads") << " a rank, memory-bound loops, "
-     << (c.ranks > 1 ? "MPI collectives and sends polled to completion" : "no communication") << "; " << c.measured_step_s.size()
-     << " timed steps after the warm-up.\n\n";
+  md << "Executed by " << kernels.describe() << "; " << c.ranks << (c.ranks == 1 ? " rank" : " ranks") << " (one per device), "
+     << (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") << "; "
+     << c.measured_step_s.size() << " timed steps after the warm-up.\n\n";
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   md << "| one step | " << seconds_text(c.measured_median_s) << " | " << seconds_text(c.measured_min_s) << " | " << seconds_text(c.measured_max_s) << " | "
      << seconds_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
@@ -90,9 +92,9 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"profile", r.profile},
               {"profile_origin", r.profile_origin},
               {"predicted_by", "analytical"},
-              {"executor", "cpu"},
+              {"executor", backend},
+              {"executed_by", kernels.describe()},
               {"ranks", c.ranks},
-              {"blas_threads_per_rank", threads},
               {"measured_step_s", c.measured_step_s},
               {"measured_median_s", c.measured_median_s},
               {"predicted_step_s", c.predicted_s},
@@ -133,38 +135,54 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                     " parasim execute ...`, one rank per device");
   // The CPU executor measures this host, so the plan's devices must be the profile device that
   // models it (calibrated by `parasim calibrate --backend cpu`): a prediction for another device
-  // compared with this CPU's times would say nothing about either.
-  for (const auto& d : cluster.devices)
-    if (d.kind != kCpuDevice)
+  // compared with this CPU's times would say nothing about either. The GPU executor runs GPUs.
+  for (const auto& d : cluster.devices) {
+    if (args.backend == "cpu" && d.kind != kCpuDevice)
       throw PlanError("the plan's devices are " + d.kind + "; the CPU executor runs plans of " + std::string(kCpuDevice) +
-                      " devices (this host, as `parasim calibrate --backend cpu` measures it)");
+                      " devices (this host, as `parasim calibrate --backend cpu` measures it); a GPU plan runs with --backend cuda");
+    if (args.backend == "cuda" && d.kind == kCpuDevice) throw PlanError("the plan's devices are this host's CPU; the CUDA executor runs GPU plans (--backend cpu runs this one)");
+  }
+  // Every rank finds the same: a build without the CUDA executor, or a machine without a GPU.
+  if (args.backend == "cuda") {
+    if (const std::string why = exec::cuda_unavailable(); !why.empty()) throw PlanError("--backend cuda: " + why);
+  }
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
 
   const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
-  const std::string why = exec::cannot_execute(simulation.step, plan, rank);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int blas_threads = args.threads > 0 ? args.threads : std::max(1, static_cast<int>(cores) / ranks_on_host());
+  // The GPU of this rank: its index among the ranks of its host, over the host's GPUs.
+  const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int gpu = local_rank ? std::atoi(local_rank) : 0;
+  std::unique_ptr<exec::Kernels> kernels;
+  if (args.backend == "cuda") {
+    kernels = exec::make_cuda_kernels(graph, simulation.step.work, plan, gpu);
+  } else {
+    kernels = std::make_unique<exec::CpuKernels>(graph, simulation.step.work, plan, blas_threads);
+  }
+  std::string why = exec::cannot_execute(simulation.step, plan, rank);
+  if (why.empty()) why = kernels->refuses(plan);
   std::unique_ptr<exec::Transport> transport;
   if (session.active()) {
-    transport = session.execute_transport();
+    transport = args.backend == "cuda" ? session.execute_nccl_transport(gpu) : session.execute_transport();
   } else {
     transport = std::make_unique<exec::LocalTransport>();
   }
   if (transport->any(!why.empty())) throw PlanError(why.empty() ? "another rank cannot run its part of the plan; its message says why" : why);
   transport->prepare(simulation.step.tasks);
 
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   exec::ExecuteOptions options;
   options.steps = args.steps;
   options.warmup_steps = args.warmup;
-  options.blas_threads = args.threads > 0 ? args.threads : std::max(1, static_cast<int>(cores) / ranks_on_host());
-  const exec::RankRecord mine = exec::execute_rank(graph, plan, simulation.step, *transport, options);
+  const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
   if (rank != 0) return 0;
 
   std::vector<exec::RankRecord> records;
   for (const auto& bytes : gathered) records.push_back(exec::record_from_bytes(bytes));
   const exec::Comparison c = exec::compare(simulation, graph, plan, profile, cluster, records);
-  const Report report = report_of(c, base, args.plan, simulation.result, options.blas_threads);
+  const Report report = report_of(c, base, args.plan, simulation.result, *kernels, args.backend);
   const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
@@ -185,7 +203,9 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
   cmd->add_option("--plan", args->plan, "which plan: \"base\" (default) or the name of one of the scenario's what-ifs");
   cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(CLI::Range(0, 1000));
-  cmd->add_option("--threads", args->threads, "OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--backend", args->backend, "cpu (OpenBLAS and MPI, the default) or cuda (cuBLAS, cuDNN and NCCL, a GPU a rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--out", args->out, "output folder (default: the scenario's output folder /execute)");
   cmd->add_option("--profile", args->profile, "the profile to predict with (default: the scenario's)");
   cmd->callback([&action, &out, args] { action = [&out, args] { return execute(*args, out); }; });

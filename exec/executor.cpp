@@ -68,8 +68,7 @@ std::size_t floats_of(double bytes) { return static_cast<std::size_t>(std::max(1
 std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan& plan, int rank) {
   const TaskGraph& g = step.tasks;
   if (step.replica_shortcut) return "the step was lowered with one data-parallel replica standing for all";
-  if (plan.precision != models::DType::F32)
-    return "the CPU executor runs fp32 plans only; the plan trains in " + std::string(models::to_string(plan.precision));
+  (void)plan;
   if (rank < 0 || rank >= g.devices) return "rank " + std::to_string(rank) + " has no device in a plan of " + std::to_string(g.devices);
   const Share s = share_of(g, rank);
   for (const auto& q : s.queues)
@@ -89,20 +88,18 @@ std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan&
   return "";
 }
 
-RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan, const sim::LoweredStep& step, Transport& transport,
+RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& step, Transport& transport, Kernels& kernels,
                         const ExecuteOptions& options) {
   const TaskGraph& g = step.tasks;
   const int rank = transport.rank();
-  PARASIM_CHECK(cannot_execute(step, plan, rank).empty(), "the step can run on this rank");
+  PARASIM_CHECK(cannot_execute(step, plan, rank).empty() && kernels.refuses(plan).empty(), "the step can run on this rank");
   const Share share = share_of(g, rank);
-  set_blas_threads(options.blas_threads);
-  CpuKernels kernels(graph, step.work, plan);
   const std::size_t n = g.task_count();
   auto done = std::make_unique<std::atomic<std::uint8_t>[]>(n);
 
-  // Each stream's scratch buffers live across steps, as a framework's allocator keeps its blocks:
-  // the timed steps touch no fresh pages.
-  std::vector<Scratch> stream_scratch(share.queues.size()), receive_scratch(share.receives.size());
+  // A lane per stream, then one per (peer, stream) receiver. Its buffers live across steps, as a
+  // framework's allocator keeps its blocks: the timed steps touch no fresh pages.
+  kernels.set_lanes(share.queues.size() + share.receives.size());
   RankRecord record;
   record.rank = rank;
   for (int iteration = 0; iteration < options.warmup_steps + options.steps; ++iteration) {
@@ -140,7 +137,6 @@ RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan
       if (share.queues[st].empty()) continue;
       threads.emplace_back([&, st] {
         try {
-          Scratch& scratch = stream_scratch[st];
           std::vector<double> passes;
           RankStep mine;
           for (const TaskId t : share.queues[st]) {
@@ -152,7 +148,7 @@ RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan
             if (g.kind[t] == TaskKind::Compute) {
               passes.clear();
               const sim::WorkId w = g.work_of(t);
-              kernels.run(w, scratch, passes);
+              kernels.run(w, st, passes);
               const auto& cw = step.work.computes[w];
               for (std::size_t k = 0; k < passes.size(); ++k) {
                 mine.pass_task.push_back(t);
@@ -161,10 +157,10 @@ RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan
               }
             } else if (is_send(g, t)) {
               const auto& spec = g.collectives[g.owner[t]];
-              transport.send(static_cast<int>(receiver_of(g, t)), static_cast<std::uint8_t>(st), scratch.get(0, floats_of(spec.bytes)),
+              transport.send(static_cast<int>(receiver_of(g, t)), static_cast<std::uint8_t>(st), kernels.message_buffer(st, floats_of(spec.bytes)),
                              floats_of(spec.bytes));
             } else {
-              transport.collective(g.owner[t], static_cast<std::uint8_t>(st), scratch.get(0, floats_of(g.collectives[g.owner[t]].bytes)));
+              transport.collective(g.owner[t], static_cast<std::uint8_t>(st), kernels.message_buffer(st, floats_of(g.collectives[g.owner[t]].bytes)));
             }
             const auto end = std::chrono::steady_clock::now();
             mine.task.push_back(t);
@@ -186,13 +182,13 @@ RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan
         }
       });
     }
-    std::size_t receiver = 0;
+    std::size_t lane = share.queues.size();
     for (const auto& [key, sends] : share.receives) {
-      threads.emplace_back([&, key = key, &sends = sends, &scratch = receive_scratch[receiver++]] {
+      threads.emplace_back([&, key = key, &sends = sends, lane = lane++] {
         try {
           for (const TaskId t : sends) {
             const double bytes = g.collectives[g.owner[t]].bytes;
-            transport.receive(static_cast<int>(key.first), key.second, scratch.get(0, floats_of(bytes)), floats_of(bytes));
+            transport.receive(static_cast<int>(key.first), key.second, kernels.message_buffer(lane, floats_of(bytes)), floats_of(bytes));
             finish(t);
           }
         } catch (...) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels.hpp"
 #include "exec/transport.hpp"
 #include "models/graph.hpp"
 #include "sim/lower.hpp"
@@ -23,7 +24,6 @@ namespace parasim::exec {
 struct ExecuteOptions {
   int warmup_steps = 1;  ///< steps run before the timed ones (allocation, first touch, caches)
   int steps = 3;         ///< timed steps
-  int blas_threads = 1;  ///< OpenBLAS threads of this rank's compute stream
 };
 
 /// Marks an operator-pass record of an optimizer step (no entry of StepWork::ops).
@@ -47,16 +47,17 @@ struct RankRecord {
 };
 
 /// Why rank `rank` cannot run its part of `step` (a task kind or dependency the executor does not
-/// run, a precision other than fp32 on this CPU executor), or "" when it can.
+/// run), or "" when it can. The kernels say what they refuse of the plan (Kernels::refuses).
 [[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan& plan, int rank);
 
 /// Runs `options.warmup_steps + options.steps` steps of this rank's part (device = transport.rank()).
-/// Preconditions: cannot_execute(...) is empty; the step was lowered without the replica shortcut
-/// for a plan of transport.size() devices; transport.prepare(step.tasks) was called. A failure on a
+/// Compute runs on `kernels`, messages in its buffers. Preconditions: cannot_execute(...) and
+/// kernels.refuses(plan) are empty; the step was lowered without the replica shortcut for a plan of
+/// transport.size() devices; transport.prepare(step.tasks) was called. A failure on a
 /// stream thread ends every rank through transport.abort_all after printing why (other ranks may be
 /// waiting for this one); on a single rank it is rethrown.
-[[nodiscard]] RankRecord execute_rank(const models::Graph& graph, const strategies::Plan& plan, const sim::LoweredStep& step,
-                                      Transport& transport, const ExecuteOptions& options);
+[[nodiscard]] RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& step, Transport& transport, Kernels& kernels,
+                                      const ExecuteOptions& options);
 
 /// A record as bytes (for Transport::gather), and back.
 [[nodiscard]] std::vector<std::byte> to_bytes(const RankRecord& r);

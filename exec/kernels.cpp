@@ -59,10 +59,24 @@ void stream_pass(double bytes, Scratch& s) {
   for (std::size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] + 0.0078125f;
 }
 
-CpuKernels::CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan)
-    : graph_(graph), work_(work), plan_(plan), optimizer_state_(work.stage_updated.size()) {}
+CpuKernels::CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan, int blas_threads)
+    : graph_(graph), work_(work), plan_(plan), blas_threads_(blas_threads), optimizer_state_(work.stage_updated.size()) {
+  set_blas_threads(blas_threads);
+}
 
-void CpuKernels::run(sim::WorkId w, Scratch& scratch, std::vector<double>& pass_seconds) {
+std::string CpuKernels::refuses(const strategies::Plan& plan) const {
+  if (plan.precision != models::DType::F32)
+    return "the CPU executor runs fp32 plans only; the plan trains in " + std::string(models::to_string(plan.precision));
+  return "";
+}
+
+std::string CpuKernels::describe() const {
+  return "parasim's CPU executor: OpenBLAS sgemm on " + std::to_string(blas_threads_) + (blas_threads_ == 1 ? " thread" : " threads") +
+         " a rank, convolutions as im2col + sgemm, memory-bound loops";
+}
+
+void CpuKernels::run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) {
+  Scratch& scratch = lanes_.at(lane);
   PARASIM_CHECK(w < work_.computes.size(), "compute work in range");
   const sim::ComputeWork& cw = work_.computes[w];
   using clock = std::chrono::steady_clock;

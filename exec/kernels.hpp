@@ -14,6 +14,7 @@
 /// The cost model predicts exactly these kernels' work (sim/cost_model.hpp), so what is measured is
 /// what was predicted, kernel by kernel.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/graph.hpp"
@@ -47,14 +48,36 @@ class Scratch {
   std::vector<float> slots_[kSlots];
 };
 
-/// Runs compute tasks' work on the calling thread.
-class CpuKernels {
+/// What runs a rank's compute tasks and holds its message buffers: the CPU's (below) or a GPU's
+/// (exec/cuda_kernels.hpp). Work runs in lanes — one per thread of the executor (a stream's, a
+/// receiver's) — each with its own buffers (and on a GPU its own CUDA stream), so lanes run at once.
+class Kernels {
  public:
-  CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan);
+  virtual ~Kernels() = default;
+  /// Why these kernels cannot run `plan` (its precision), or "".
+  [[nodiscard]] virtual std::string refuses(const strategies::Plan& plan) const = 0;
+  /// The executor, in words, for the report ("OpenBLAS sgemm on 1 thread a rank, ...").
+  [[nodiscard]] virtual std::string describe() const = 0;
+  /// Prepares `lanes` lanes; called once before any run.
+  virtual void set_lanes(std::size_t lanes) = 0;
+  /// Runs compute work `w` on `lane` and returns when it is done; appends each operator pass's
+  /// measured seconds to `pass_seconds` (one per entry of its ops, in order; an optimizer step: one).
+  virtual void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) = 0;
+  /// A buffer of at least `count` floats in the device's memory, the lane's own: a collective's or a
+  /// pipeline message's data (the transport reads and writes it).
+  [[nodiscard]] virtual float* message_buffer(std::size_t lane, std::size_t count) = 0;
+};
 
-  /// Runs compute work `w`; appends each operator pass's measured seconds to `pass_seconds` (one per
-  /// entry of its ops, in order; the optimizer step: one entry).
-  void run(sim::WorkId w, Scratch& scratch, std::vector<double>& pass_seconds);
+/// Runs compute tasks' work on the calling thread, in fp32.
+class CpuKernels final : public Kernels {
+ public:
+  CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan, int blas_threads);
+
+  std::string refuses(const strategies::Plan& plan) const override;
+  std::string describe() const override;
+  void set_lanes(std::size_t lanes) override { lanes_.resize(lanes); }
+  void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) override;
+  float* message_buffer(std::size_t lane, std::size_t count) override { return lanes_[lane].get(0, count); }
 
  private:
   void run_pass(const sim::OpPass& p, Scratch& scratch);
@@ -63,6 +86,8 @@ class CpuKernels {
   const models::Graph& graph_;
   const sim::StepWork& work_;
   const strategies::Plan& plan_;
+  int blas_threads_;
+  std::vector<Scratch> lanes_;
   std::vector<std::vector<float>> optimizer_state_;  ///< per stage: the state arrays, interleaved
 };
 

@@ -47,6 +47,11 @@ class Session {
   /// communicators per (group, stream), non-blocking MPI collectives and sends polled to completion
   /// (mpi/execute_transport.cpp). Precondition: active() and the session was made with threads.
   [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport() const;
+  /// The same for `parasim execute --backend cuda`: NCCL communicators per (group, stream) and per
+  /// (sending rank, receiving rank, stream), bootstrapped over MPI, on CUDA device `gpu`; barriers,
+  /// gathers and aborts over MPI (mpi/execute_nccl_transport.cpp). Where the build has no NCCL, a
+  /// PlanError saying so. Precondition: active() and the session was made with threads.
+  [[nodiscard]] std::unique_ptr<exec::Transport> execute_nccl_transport(int gpu) const;
 
   /// `parasim calibrate --backend mpi`: an all-reduce sweep over every rank (MPI_Allreduce of floats,
   /// in place, sum) at each of `bytes`, timed as nccl-tests times it — `warmup` calls, then the mean

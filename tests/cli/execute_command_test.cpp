@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exec/cuda_kernels.hpp"
 #include "tests/cli/run_parasim.hpp"
 
 namespace {
@@ -118,7 +119,7 @@ TEST_CASE("a plan the executor cannot run ends every rank with the reason before
   CHECK(code == 3);
   CHECK_THAT(err, Catch::Matchers::Contains(
                           "parasim: the plan cannot run: the plan's devices are a100-80gb; the CPU executor runs plans of host-cpu devices (this host, as `parasim "
-                          "calibrate --backend cpu` measures it)\n"));
+                          "calibrate --backend cpu` measures it); a GPU plan runs with --backend cuda\n"));
   CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
 }
 
@@ -143,4 +144,35 @@ TEST_CASE("a rank killed in the middle of a run ends every rank with the reason,
   CHECK(code != 124);  // not ended by the test's own timeout: no hang
   CHECK_THAT(err, Catch::Matchers::Contains("exited on signal 9 (Killed)"));
   CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
+}
+
+TEST_CASE("parasim execute --backend cuda runs a GPU plan where a GPU is, and refuses cleanly where none is", "[cli][execute][cuda]") {
+  // The tiny GPT on one A100 (the scenario's single-device plan with its device swapped).
+  const fs::path dir = fresh_dir("execute-cuda");
+  std::string text = slurp(kScenario);
+  const std::string cpu = "\"device\": \"host-cpu\"";
+  REQUIRE(text.find(cpu) != std::string::npos);
+  text.replace(text.find(cpu), cpu.size(), "\"device\": \"a100-80gb\"");
+  {
+    std::ofstream(dir / "a100.json") << text;
+  }
+  const Run r = run_parasim("execute " + q(dir / "a100.json") + " --backend cuda --plan single --steps 2 --out " + q(dir / "o"));
+  const std::string why = parasim::exec::cuda_unavailable();
+  if (!why.empty()) {
+    // No GPU here (or a build without the CUDA executor): exit 3 with the reason, nothing written.
+    WARN("the CUDA executor did not run: " + why);
+    CHECK(r.exit_code == 3);
+    CHECK(r.err == "parasim: the plan cannot run: --backend cuda: " + why + "\n");
+    CHECK_FALSE(fs::exists(dir / "o" / "execution.json"));
+  } else {
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
+    CHECK(j.at("executor") == "cuda");
+    CHECK(j.at("measured_step_s").size() == 2);
+  }
+  // A CPU plan is not a GPU plan.
+  const Run cpu_plan = run_parasim("execute " + q(kScenario) + " --backend cuda --plan single --out " + q(dir / "c"));
+  CHECK(cpu_plan.exit_code == 3);
+  CHECK(cpu_plan.err == "parasim: the plan cannot run: the plan's devices are this host's CPU; the CUDA executor runs GPU plans (--backend cpu runs this one)\n");
 }

@@ -84,7 +84,8 @@ TEST_CASE("exec: one device runs every task of its step once a step, each comput
   REQUIRE(exec::cannot_execute(simulation.step, l.plan, 0).empty());
   exec::LocalTransport transport;
   transport.prepare(simulation.step.tasks);
-  const exec::RankRecord r = exec::execute_rank(l.graph, l.plan, simulation.step, transport, {.warmup_steps = 1, .steps = 2, .blas_threads = 1});
+  exec::CpuKernels kernels(l.graph, simulation.step.work, l.plan, 1);
+  const exec::RankRecord r = exec::execute_rank(l.plan, simulation.step, transport, kernels, {.warmup_steps = 1, .steps = 2});
   REQUIRE(r.steps.size() == 2);
   const sim::TaskGraph& g = simulation.step.tasks;
   for (const auto& s : r.steps) {
@@ -121,7 +122,10 @@ TEST_CASE("exec: the CPU executor refuses a plan it cannot run, saying why", "[e
   // still runs fp32 only.
   strategies::Plan bf16 = one.plan;
   bf16.precision = models::DType::BF16;
-  CHECK(exec::cannot_execute(s1.step, bf16, 0) == "the CPU executor runs fp32 plans only; the plan trains in bf16");
+  CHECK(exec::cannot_execute(s1.step, bf16, 0).empty());
+  const exec::CpuKernels cpu(one.graph, s1.step.work, one.plan, 1);
+  CHECK(cpu.refuses(one.plan).empty());
+  CHECK(cpu.refuses(bf16) == "the CPU executor runs fp32 plans only; the plan trains in bf16");
   // The replica shortcut simulates one replica for two: not a graph a rank per device can run.
   const Loaded dp = load("base");
   const sim::Simulation shortcut = sim::simulate(dp.graph, dp.plan, dp.cluster, dp.profile, sim::Backend::Analytical, {.replicate_data_parallel = true});
