@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "exec/kernels.hpp"
@@ -459,22 +460,41 @@ class Runner {
     return {main, bias};
   }
 
+  /// A linear's GEMM view on this device: its local extents, its input as A[M×K] and its main weight
+  /// as W[K×N] (permuted from their dims), and which weights are the main one and the bias.
+  struct LinearView {
+    std::map<std::string, std::int64_t> local;
+    std::int64_t m = 1, n = 1, k = 1;
+    Tensor a, w;
+    std::size_t main = 0;
+    int bias = -1;
+  };
+  LinearView linear_view(OpId o, const Saved& s) const {
+    const Operator& op = g_.op(o);
+    LinearView v;
+    std::tie(v.main, v.bias) = linear_weights(op);
+    v.local = local_dims(o);
+    auto extent = [&](const std::vector<std::string>& dims) {
+      std::int64_t e = 1;
+      for (const auto& d : dims) e *= v.local.at(d);
+      return e;
+    };
+    v.m = extent(op.gemm_m);
+    v.n = extent(op.gemm_n);
+    v.k = extent(op.gemm_k);
+    v.a = permute(s.inputs[0], order_of(op.inputs[0].dims, concat(op.gemm_m, op.gemm_k)));
+    v.w = permute(weight_of(o, v.main), order_of(op.weights[v.main].spec.dims, concat(op.gemm_k, op.gemm_n)));
+    return v;
+  }
+
   /// Linear forward: A[M×K] · W[K×N] by the operator's GEMM view, then the bias once.
   Tensor linear_forward(OpId o, Saved& s) {
     const Operator& op = g_.op(o);
-    const auto [main, bias] = linear_weights(op);
-    const auto local = local_dims(o);
-    auto extent = [&](const std::vector<std::string>& dims) {
-      std::int64_t e = 1;
-      for (const auto& d : dims) e *= local.at(d);
-      return e;
-    };
-    const std::int64_t m = extent(op.gemm_m), n = extent(op.gemm_n), k = extent(op.gemm_k);
-    const Tensor a = permute(s.inputs[0], order_of(op.inputs[0].dims, concat(op.gemm_m, op.gemm_k)));
-    const Tensor w = permute(weight_of(o, main), order_of(op.weights[main].spec.dims, concat(op.gemm_k, op.gemm_n)));
+    const LinearView v = linear_view(o, s);
+    const auto bias = v.bias;
     Tensor c;
-    for (const auto& d : concat(op.gemm_m, op.gemm_n)) c.sizes.push_back(local.at(d));
-    c.values = matmul(false, false, m, n, k, a.values.data(), w.values.data());
+    for (const auto& d : concat(op.gemm_m, op.gemm_n)) c.sizes.push_back(v.local.at(d));
+    c.values = matmul(false, false, v.m, v.n, v.k, v.a.values.data(), v.w.values.data());
     Tensor y = permute(c, order_of(concat(op.gemm_m, op.gemm_n), op.output.dims));
     if (bias >= 0 && first_over_partial(o)) add_bias(o, static_cast<std::size_t>(bias), y, weight_of(o, static_cast<std::size_t>(bias)));
     return y;
@@ -718,16 +738,8 @@ class Runner {
     std::vector<Tensor> dx(op.inputs.size());
     switch (op.kind) {
       case OpKind::Linear: {
-        const auto [main, bias] = linear_weights(op);
-        const auto local = local_dims(o);
-        auto extent = [&](const std::vector<std::string>& dims) {
-          std::int64_t e = 1;
-          for (const auto& d : dims) e *= local.at(d);
-          return e;
-        };
-        const std::int64_t m = extent(op.gemm_m), n = extent(op.gemm_n), k = extent(op.gemm_k);
-        const Tensor a = permute(s.inputs[0], order_of(op.inputs[0].dims, concat(op.gemm_m, op.gemm_k)));
-        const Tensor w = permute(weight_of(o, main), order_of(op.weights[main].spec.dims, concat(op.gemm_k, op.gemm_n)));
+        const LinearView v = linear_view(o, s);
+        const auto& [local, m, n, k, a, w, main, bias] = v;
         const Tensor dc = permute(dy, order_of(op.output.dims, concat(op.gemm_m, op.gemm_n)));
         Tensor da, dw;
         da.values = matmul(false, true, m, k, n, dc.values.data(), w.values.data());

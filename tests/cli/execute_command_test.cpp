@@ -30,6 +30,15 @@ namespace fs = std::filesystem;
 
 const std::string kScenario = PARASIM_TEST_DATA_DIR "/execute/tiny-gpt-2.json";
 
+/// The tiny GPT with its devices A100s (a GPU plan), written to `file`.
+void write_on_a100s(const fs::path& file) {
+  std::string text = slurp(kScenario);
+  const std::string cpu = "\"device\": \"host-cpu\"";
+  REQUIRE(text.find(cpu) != std::string::npos);
+  text.replace(text.find(cpu), cpu.size(), "\"device\": \"a100-80gb\"");
+  std::ofstream(file) << text;
+}
+
 }  // namespace
 
 TEST_CASE("parasim execute runs one device's plan alone and compares it with its prediction", "[cli][execute]") {
@@ -106,13 +115,7 @@ TEST_CASE("a plan the executor cannot run ends every rank with the reason before
   // The tiny GPT on two A100s: the CPU executor runs host-cpu devices only. Every rank finds it
   // before any communication, and each exits 3; the launcher passes that code on.
   const fs::path dir = fresh_dir("execute-mpi-a100");
-  std::string text = slurp(kScenario);
-  const std::string cpu = "\"device\": \"host-cpu\"";
-  REQUIRE(text.find(cpu) != std::string::npos);
-  text.replace(text.find(cpu), cpu.size(), "\"device\": \"a100-80gb\"");
-  {
-    std::ofstream(dir / "a100.json") << text;
-  }
+  write_on_a100s(dir / "a100.json");
   const int code = mpirun_parasim(2, "execute " + q(dir / "a100.json") + " --out " + q(dir / "o"), dir);
   const std::string err = slurp(dir / "err");
   INFO(err);
@@ -149,13 +152,7 @@ TEST_CASE("a rank killed in the middle of a run ends every rank with the reason,
 TEST_CASE("parasim execute --backend cuda runs a GPU plan where a GPU is, and refuses cleanly where none is", "[cli][execute][cuda]") {
   // The tiny GPT on one A100 (the scenario's single-device plan with its device swapped).
   const fs::path dir = fresh_dir("execute-cuda");
-  std::string text = slurp(kScenario);
-  const std::string cpu = "\"device\": \"host-cpu\"";
-  REQUIRE(text.find(cpu) != std::string::npos);
-  text.replace(text.find(cpu), cpu.size(), "\"device\": \"a100-80gb\"");
-  {
-    std::ofstream(dir / "a100.json") << text;
-  }
+  write_on_a100s(dir / "a100.json");
   const Run r = run_parasim("execute " + q(dir / "a100.json") + " --backend cuda --plan single --steps 2 --out " + q(dir / "o"));
   const std::string why = parasim::exec::cuda_unavailable();
   if (!why.empty()) {
