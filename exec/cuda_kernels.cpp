@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "common/error.hpp"
 #include "exec/cuda_elementwise.hpp"
@@ -42,24 +43,51 @@ cudnnDataType_t cudnn_type(models::DType t) {
   }
 }
 
+cuda::Element element_of(models::DType t) {
+  switch (t) {
+    case models::DType::F16: return cuda::Element::F16;
+    case models::DType::BF16: return cuda::Element::BF16;
+    default: return cuda::Element::F32;
+  }
+}
+
 /// One lane: its stream, handles, timing events and device buffers (as the CPU executor's Scratch:
-/// slots 0 and 1 operands, 2 outputs, 3 a convolution's image, 4 attention's outputs; and cuDNN's
-/// workspace).
+/// slots 0 and 1 operands, 2 outputs, 3 a convolution's image, 4 attention's and gradients'
+/// outputs; each sized in bytes for the largest pass of the step), cuDNN's and cuBLAS's workspaces.
 struct Lane {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   cudnnHandle_t dnn = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  float* slot[5] = {};
-  std::size_t floats[5] = {};
+  void* slot[5] = {};
+  std::size_t bytes[5] = {};
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  void* blas_workspace = nullptr;
 };
+
+/// A convolution's cuDNN set-up: descriptors, the algorithms cuDNN's heuristics rank first among
+/// those it can run, their math types and workspaces, and its tensors' element counts.
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  cudnnMathType_t fwd_math{}, data_math{}, filter_math{};
+  std::size_t fwd_bytes = 0, data_bytes = 0, filter_bytes = 0;
+  std::size_t x_n = 0, w_n = 0, y_n = 0;
+};
+
+/// cuBLAS's own workspace a lane (NVIDIA's cuBLAS documentation recommends 32 MiB on Hopper): set once,
+/// so cuBLAS allocates nothing while collectives are in flight.
+constexpr std::size_t kBlasWorkspaceBytes = std::size_t(32) << 20;
 
 class CudaKernels final : public Kernels {
  public:
   CudaKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan, int device)
-      : graph_(graph), work_(work), plan_(plan), optimizer_state_(work.stage_updated.size(), nullptr), optimizer_floats_(work.stage_updated.size(), 0) {
+      : graph_(graph), work_(work), plan_(plan), element_(element_of(plan.precision)), optimizer_state_(work.stage_updated.size(), nullptr) {
     int devices = 0;
     check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
     device_ = device % std::max(devices, 1);
@@ -70,10 +98,17 @@ class CudaKernels final : public Kernels {
   }
   ~CudaKernels() override {
     cudaSetDevice(device_);
+    for (auto& [op, c] : convs_) {
+      cudnnDestroyConvolutionDescriptor(c.conv);
+      cudnnDestroyFilterDescriptor(c.w);
+      cudnnDestroyTensorDescriptor(c.y);
+      cudnnDestroyTensorDescriptor(c.x);
+    }
     for (auto& l : lanes_) {
-      for (float* p : l.slot)
+      for (void* p : l.slot)
         if (p) cudaFree(p);
       if (l.workspace) cudaFree(l.workspace);
+      if (l.blas_workspace) cudaFree(l.blas_workspace);
       if (l.blas) cublasDestroy(l.blas);
       if (l.dnn) cudnnDestroy(l.dnn);
       if (l.start) cudaEventDestroy(l.start);
@@ -95,6 +130,8 @@ class CudaKernels final : public Kernels {
            " (fp32 accumulation), cuDNN convolutions, parasim's memory-bound, softmax and optimizer kernels";
   }
 
+  /// Creates the lanes and every buffer the step will use, before any step: an allocation or free
+  /// while another thread's NCCL kernel waits for a peer can hang the device (NVIDIA/nccl#195).
   void set_lanes(std::size_t lanes) override {
     check(cudaSetDevice(device_), "cudaSetDevice");
     lanes_.resize(lanes);
@@ -103,11 +140,56 @@ class CudaKernels final : public Kernels {
       check(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreate");
       check(cublasCreate(&l.blas), "cublasCreate");
       check(cublasSetStream(l.blas, l.stream), "cublasSetStream");
+      check(cudaMalloc(&l.blas_workspace, kBlasWorkspaceBytes), "cudaMalloc");
+      check(cublasSetWorkspace(l.blas, l.blas_workspace, kBlasWorkspaceBytes), "cublasSetWorkspace");
       check(cudnnCreate(&l.dnn), "cudnnCreate");
       check(cudnnSetStream(l.dnn, l.stream), "cudnnSetStream");
       check(cudaEventCreate(&l.start), "cudaEventCreate");
       check(cudaEventCreate(&l.stop), "cudaEventCreate");
     }
+    if (lanes_.empty()) return;
+    // The largest size of each slot over every operator pass, and cuDNN's plans.
+    std::size_t need[5] = {1, 1, 1, 1, 1}, workspace_bytes = 1;
+    const std::size_t e = cuda::bytes_of(element_);
+    for (models::OpId o = 0; o < work_.op_work.size(); ++o) {
+      const sim::OpWork& w = work_.op_work[o];
+      if (w.is_input) continue;
+      const models::Operator& op = graph_.op(o);
+      const Shape s = shape_of(w);
+      const auto mk = static_cast<std::size_t>(s.batch * s.m * s.k), kn = static_cast<std::size_t>(s.batch * s.n * s.k),
+                 mn = static_cast<std::size_t>(s.batch * s.m * s.n);
+      const std::size_t pass = 2 * count_of(std::max(w.bytes, w.bwd_bytes) / (2.0 * static_cast<double>(e)));
+      std::size_t sizes[5] = {std::max({mk, kn, pass}), std::max({mk, kn, mn, pass}), std::max({mk, kn, mn}), std::max(mk, kn), std::max({mk, kn, mn})};
+      if (kernel_class(op, w) == KernelClass::Softmax) {
+        sizes[0] = std::max(sizes[0], count_of(softmax_points(op, w)));
+        sizes[1] = std::max(sizes[1], count_of(softmax_points(op, w)));
+      }
+      if (kernel_class(op, w) == KernelClass::Convolution) {
+        const ConvPlan& c = conv_plan(lanes_.front(), o);
+        sizes[0] = std::max(sizes[0], c.w_n);
+        sizes[1] = std::max(sizes[1], c.w_n);
+        sizes[2] = std::max(sizes[2], c.y_n);
+        sizes[3] = std::max(sizes[3], c.x_n);
+        sizes[4] = std::max(sizes[4], c.x_n);
+        workspace_bytes = std::max({workspace_bytes, c.fwd_bytes, c.data_bytes, c.filter_bytes});
+      }
+      for (int k = 0; k < 5; ++k) need[k] = std::max(need[k], sizes[k]);
+    }
+    for (auto& l : lanes_) {
+      for (int k = 0; k < 5; ++k) grow(l, k, need[k] * e);
+      if (l.workspace_bytes < workspace_bytes) {
+        if (l.workspace) check(cudaFree(l.workspace), "cudaFree");
+        check(cudaMalloc(&l.workspace, workspace_bytes), "cudaMalloc");
+        l.workspace_bytes = workspace_bytes;
+      }
+    }
+    for (std::size_t stage = 0; stage < optimizer_state_.size(); ++stage) {
+      if (optimizer_state_[stage]) continue;
+      const std::size_t n = count_of(work_.stage_updated[stage]) * static_cast<std::size_t>(arrays());
+      check(cudaMalloc(reinterpret_cast<void**>(&optimizer_state_[stage]), n * sizeof(float)), "cudaMalloc");
+      cuda::fill(optimizer_state_[stage], 1.0f / 64, n, cuda::Element::F32, lanes_.front().stream);
+    }
+    check(cudaDeviceSynchronize(), "setting up the executor's buffers");
   }
 
   void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) override {
@@ -117,6 +199,7 @@ class CudaKernels final : public Kernels {
     auto timed = [&](auto&& body) {
       check(cudaEventRecord(l.start, l.stream), "cudaEventRecord");
       body();
+      check(cudaGetLastError(), "a kernel launch");
       check(cudaEventRecord(l.stop, l.stream), "cudaEventRecord");
       check(cudaEventSynchronize(l.stop), "a kernel");
       float ms = 0;
@@ -124,40 +207,33 @@ class CudaKernels final : public Kernels {
       pass_seconds.push_back(1e-3 * ms);
     };
     if (cw.optimizer_stage >= 0) {
-      float* state = optimizer_state(l, static_cast<std::size_t>(cw.optimizer_stage));
-      timed([&] { run_optimizer(l, state, static_cast<std::size_t>(cw.optimizer_stage)); });
+      const auto stage = static_cast<std::size_t>(cw.optimizer_stage);
+      timed([&] { run_optimizer(l, optimizer_state_[stage], stage); });
       return;
     }
-    for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
-      const sim::OpPass& p = work_.ops[k];
-      prepare(l, p);
-      timed([&] { run_pass(l, p); });
-    }
+    for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) timed([&] { run_pass(l, work_.ops[k]); });
   }
 
-  float* message_buffer(std::size_t lane, std::size_t count) override { return get(lanes_.at(lane), 0, count); }
+  /// Floats of a message or collective: the bytes of `count` fp32 values (NCCL moves them as floats
+  /// whatever the plan's precision: the same bytes). Grown only before the first step (the executor
+  /// asks for the largest first).
+  float* message_buffer(std::size_t lane, std::size_t count) override {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    Lane& l = lanes_.at(lane);
+    grow(l, 0, count * sizeof(float));
+    return static_cast<float*>(l.slot[0]);
+  }
 
  private:
-  /// A buffer of at least `count` floats in `slot`, new space filled with 1/64 (finite in every
-  /// precision the GEMMs read it as).
-  float* get(Lane& l, int slot, std::size_t count) {
-    if (l.floats[slot] < count) {
-      check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
-      if (l.slot[slot]) check(cudaFree(l.slot[slot]), "cudaFree");
-      check(cudaMalloc(reinterpret_cast<void**>(&l.slot[slot]), count * sizeof(float)), "cudaMalloc");
-      cuda::fill(l.slot[slot], 1.0f / 64, count, l.stream);
-      l.floats[slot] = count;
-    }
-    return l.slot[slot];
-  }
-  void* workspace(Lane& l, std::size_t bytes) {
-    if (l.workspace_bytes < bytes) {
-      check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
-      if (l.workspace) check(cudaFree(l.workspace), "cudaFree");
-      check(cudaMalloc(&l.workspace, bytes), "cudaMalloc");
-      l.workspace_bytes = bytes;
-    }
-    return l.workspace;
+  /// Slot `k` of at least `bytes`, new space filled with 1/64 in the plan's precision.
+  void grow(Lane& l, int k, std::size_t bytes) {
+    if (l.bytes[k] >= bytes) return;
+    check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
+    if (l.slot[k]) check(cudaFree(l.slot[k]), "cudaFree");
+    check(cudaMalloc(&l.slot[k], bytes), "cudaMalloc");
+    cuda::fill(l.slot[k], 1.0f / 64, bytes / cuda::bytes_of(element_), element_, l.stream);
+    check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
+    l.bytes[k] = bytes;
   }
 
   struct Shape {
@@ -168,22 +244,17 @@ class CudaKernels final : public Kernels {
             std::max<std::int64_t>(1, std::llround(w.gemm_n)), std::max<std::int64_t>(1, std::llround(w.gemm_k))};
   }
   std::size_t count_of(double elements) const { return static_cast<std::size_t>(std::max(1.0, std::round(elements))); }
-
-  /// Grows the pass's buffers before its timing starts (an allocation synchronises the device).
-  void prepare(Lane& l, const sim::OpPass& p) {
-    const sim::OpWork& w = work_.op_work[p.op];
-    const Shape s = shape_of(w);
-    const auto mk = static_cast<std::size_t>(s.batch * s.m * s.k), kn = static_cast<std::size_t>(s.batch * s.n * s.k),
-               mn = static_cast<std::size_t>(s.batch * s.m * s.n);
-    get(l, 0, std::max({mk, kn, count_of(std::max(w.bytes, w.bwd_bytes) / 8)}));
-    get(l, 1, std::max({mk, kn, mn, count_of(std::max(w.bytes, w.bwd_bytes) / 8)}));
-    get(l, 2, std::max({mk, kn, mn}));
-    get(l, 3, std::max(mk, kn));
-    get(l, 4, std::max({mk, kn, mn}));
+  /// A softmax's or a loss's forward points, as the CPU executor counts them.
+  double softmax_points(const models::Operator& op, const sim::OpWork& w) const {
+    return op.flops_per_point > 0 ? w.fwd_flops / op.flops_per_point : w.bytes / (2.0 * static_cast<double>(cuda::bytes_of(element_)));
+  }
+  /// A memory-bound pass over `bytes`, half read and half written.
+  void memory_pass(Lane& l, double bytes) {
+    cuda::stream_pass(l.slot[1], l.slot[0], count_of(bytes / (2.0 * static_cast<double>(cuda::bytes_of(element_)))), element_, l.stream);
   }
 
   /// Row-major C[m×n] = op(A)[m×k]·op(B)[k×n], `batch` times with the given strides (0: one matrix).
-  void gemm(Lane& l, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c, std::int64_t batch,
+  void gemm(Lane& l, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const void* a, const void* b, void* c, std::int64_t batch,
             std::int64_t sa, std::int64_t sb, std::int64_t sc) {
     const float alpha = 1, beta = 0;
     const cudaDataType_t t = cuda_type(plan_.precision);
@@ -205,12 +276,14 @@ class CudaKernels final : public Kernels {
     switch (kernel_class(op, w)) {
       case KernelClass::Convolution: convolution(l, p.op, backward); return;
       case KernelClass::Gemm: {
-        // As the CPU executor: forward the operator's GEMMs, backward the data and weight gradients.
+        // As the CPU executor: forward the operator's GEMMs, backward the data and weight gradients
+        // (a batched operator's matrices strided apart, so their outputs do not overlap).
+        const std::int64_t mk = s.m * s.k, kn = s.k * s.n, mn = s.m * s.n;
         const int kernels = backward ? w.bwd_kernels : w.gemms;
         for (int g = 0; g < kernels; ++g) {
-          if (!backward) gemm(l, false, false, s.m, s.n, s.k, l.slot[0], l.slot[1], l.slot[2], s.batch, 0, 0, 0);
-          else if (g % 2 == 0) gemm(l, false, true, s.m, s.k, s.n, l.slot[1], l.slot[0], l.slot[2], s.batch, 0, 0, 0);
-          else gemm(l, true, false, s.k, s.n, s.m, l.slot[0], l.slot[1], l.slot[2], s.batch, 0, 0, 0);
+          if (!backward) gemm(l, false, false, s.m, s.n, s.k, l.slot[0], l.slot[1], l.slot[2], s.batch, mk, kn, mn);
+          else if (g % 2 == 0) gemm(l, false, true, s.m, s.k, s.n, l.slot[1], l.slot[0], l.slot[4], s.batch, mn, kn, mk);
+          else gemm(l, true, false, s.k, s.n, s.m, l.slot[0], l.slot[1], l.slot[2], s.batch, mk, mn, kn);
         }
         return;
       }
@@ -218,17 +291,17 @@ class CudaKernels final : public Kernels {
         // Per (batch·head), strided batched: S = Q·Kᵀ, P = softmax(S), O = P·V; backward the four
         // gradient GEMMs, S recomputed, and dS's elementwise pass.
         const std::int64_t mk = s.m * s.k, nk = s.n * s.k, mn = s.m * s.n;
-        float *q = l.slot[0], *kv = l.slot[1], *scores = l.slot[2], *out = l.slot[4];
+        void *q = l.slot[0], *kv = l.slot[1], *scores = l.slot[2], *out = l.slot[4];
         const auto elements = static_cast<std::size_t>(s.batch * mn);
         if (!backward) {
           gemm(l, false, true, s.m, s.n, s.k, q, kv, scores, s.batch, mk, nk, mn);
-          cuda::softmax_rows(scores, scores, elements, static_cast<std::size_t>(s.n), l.stream);
+          cuda::softmax_rows(scores, scores, elements, static_cast<std::size_t>(s.n), element_, l.stream);
           gemm(l, false, false, s.m, s.k, s.n, scores, kv, out, s.batch, mn, nk, mk);
         } else {
           gemm(l, false, true, s.m, s.n, s.k, q, kv, scores, s.batch, mk, nk, mn);
           gemm(l, true, false, s.n, s.k, s.m, scores, q, out, s.batch, mn, mk, nk);
           gemm(l, false, true, s.m, s.n, s.k, q, kv, scores, s.batch, mk, nk, mn);
-          cuda::stream_pass(scores, scores, elements, l.stream);
+          cuda::stream_pass(scores, scores, elements, element_, l.stream);
           gemm(l, false, false, s.m, s.k, s.n, scores, kv, out, s.batch, mn, nk, mk);
           gemm(l, true, false, s.n, s.k, s.m, scores, q, out, s.batch, mn, mk, nk);
         }
@@ -236,82 +309,113 @@ class CudaKernels final : public Kernels {
       }
       case KernelClass::Softmax: {
         if (backward) {
-          cuda::stream_pass(l.slot[1], l.slot[0], count_of(w.bwd_bytes / 8), l.stream);
+          memory_pass(l, w.bwd_bytes);
         } else {
           const models::Dim* last = op.output.dims.empty() ? nullptr : op.find_dim(op.output.dims.back());
-          const double points = op.flops_per_point > 0 ? w.fwd_flops / op.flops_per_point : w.bytes / 8;
-          cuda::softmax_rows(l.slot[0], l.slot[1], count_of(points), last ? static_cast<std::size_t>(last->size) : 1, l.stream);
+          cuda::softmax_rows(l.slot[0], l.slot[1], count_of(softmax_points(op, w)), last ? static_cast<std::size_t>(last->size) : 1, element_, l.stream);
         }
         return;
       }
-      case KernelClass::Elementwise: cuda::stream_pass(l.slot[1], l.slot[0], count_of((backward ? w.bwd_bytes : w.bytes) / 8), l.stream); return;
+      case KernelClass::Elementwise: memory_pass(l, backward ? w.bwd_bytes : w.bytes); return;
       case KernelClass::Optimizer: return;
     }
   }
 
-  /// A convolution through cuDNN, NCHW, in the plan's precision with fp32 accumulation; its local
-  /// extents from the plan's sharding, stride and padding from its input and output sizes.
-  void convolution(Lane& l, models::OpId id, bool backward) {
+  /// The cuDNN plan of convolution `id`, made once (on `l`'s handle, before any step): NCHW in the
+  /// plan's precision with fp32 accumulation, its local extents from the plan's sharding; stride
+  /// and padding from its input and output sizes (a 1×1 stride-1 convolution has no input extent
+  /// dims: its input is its output's size).
+  const ConvPlan& conv_plan(Lane& l, models::OpId id) {
+    if (const auto it = convs_.find(id); it != convs_.end()) return it->second;
     const models::Operator& op = graph_.op(id);
     const strategies::OpSharding& sh = plan_.sharding[id];
-    auto local = [&](const char* d) { return static_cast<int>(std::max<std::int64_t>(1, strategies::local_dim_size(plan_.mesh, sh, op, d))); };
-    const int n = local("b"), c = local("ci"), h = local("ih"), wd = local("iw"), k = local("co"), r = local("kh"), s = local("kw"), oh = local("oh"),
-              ow = local("ow");
-    const int stride = std::max(1, h / std::max(oh, 1)), pad_h = std::max(0, ((oh - 1) * stride + r - h + 1) / 2),
-              pad_w = std::max(0, ((ow - 1) * stride + s - wd + 1) / 2);
+    auto local = [&](const char* d, const char* fallback) {
+      const char* name = op.find_dim(d) ? d : fallback;
+      return static_cast<int>(std::max<std::int64_t>(1, strategies::local_dim_size(plan_.mesh, sh, op, name)));
+    };
+    const int n = local("b", "b"), c = local("ci", "ci"), h = local("ih", "oh"), wd = local("iw", "ow"), k = local("co", "co"), r = local("kh", "kh"),
+              s = local("kw", "kw"), oh = local("oh", "oh"), ow = local("ow", "ow");
+    const int stride_h = std::max(1, (h + oh - 1) / oh), stride_w = std::max(1, (wd + ow - 1) / ow);
+    const int pad_h = std::max(0, ((oh - 1) * stride_h + r - h + 1) / 2), pad_w = std::max(0, ((ow - 1) * stride_w + s - wd + 1) / 2);
     const cudnnDataType_t t = cudnn_type(plan_.precision);
-    cudnnTensorDescriptor_t x_desc, y_desc;
-    cudnnFilterDescriptor_t w_desc;
-    cudnnConvolutionDescriptor_t conv;
-    check(cudnnCreateTensorDescriptor(&x_desc), "cudnnCreateTensorDescriptor");
-    check(cudnnCreateTensorDescriptor(&y_desc), "cudnnCreateTensorDescriptor");
-    check(cudnnCreateFilterDescriptor(&w_desc), "cudnnCreateFilterDescriptor");
-    check(cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor");
-    check(cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NCHW, t, n, c, h, wd), "cudnnSetTensor4dDescriptor");
-    check(cudnnSetFilter4dDescriptor(w_desc, t, CUDNN_TENSOR_NCHW, k, c, r, s), "cudnnSetFilter4dDescriptor");
-    check(cudnnSetConvolution2dDescriptor(conv, pad_h, pad_w, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+    ConvPlan p;
+    check(cudnnCreateTensorDescriptor(&p.x), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateTensorDescriptor(&p.y), "cudnnCreateTensorDescriptor");
+    check(cudnnCreateFilterDescriptor(&p.w), "cudnnCreateFilterDescriptor");
+    check(cudnnCreateConvolutionDescriptor(&p.conv), "cudnnCreateConvolutionDescriptor");
+    check(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, t, n, c, h, wd), "cudnnSetTensor4dDescriptor");
+    check(cudnnSetFilter4dDescriptor(p.w, t, CUDNN_TENSOR_NCHW, k, c, r, s), "cudnnSetFilter4dDescriptor");
+    check(cudnnSetConvolution2dDescriptor(p.conv, pad_h, pad_w, stride_h, stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "cudnnSetConvolution2dDescriptor");
-    check(cudnnSetConvolutionMathType(conv, plan_.precision == models::DType::F32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
-          "cudnnSetConvolutionMathType");
+    // fp32 without TF32 (which cuDNN's default math allows from Ampere on); tf32 with it; 16-bit on
+    // tensor cores.
+    const cudnnMathType_t math = plan_.precision == models::DType::F32    ? CUDNN_FMA_MATH
+                                 : plan_.precision == models::DType::TF32 ? CUDNN_DEFAULT_MATH
+                                                                          : CUDNN_TENSOR_OP_MATH;
+    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
     int on = 0, oc = 0, ooh = 0, oow = 0;
-    check(cudnnGetConvolution2dForwardOutputDim(conv, x_desc, w_desc, &on, &oc, &ooh, &oow), "cudnnGetConvolution2dForwardOutputDim");
-    check(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, t, on, oc, ooh, oow), "cudnnSetTensor4dDescriptor");
-    const auto x_n = static_cast<std::size_t>(n) * c * h * wd, w_n = static_cast<std::size_t>(k) * c * r * s,
-               y_n = static_cast<std::size_t>(on) * oc * ooh * oow;
-    float *x = get(l, 3, x_n), *wt = get(l, 1, w_n), *y = get(l, 2, y_n), *dx = get(l, 4, x_n), *dw = get(l, 0, w_n);
+    check(cudnnGetConvolution2dForwardOutputDim(p.conv, p.x, p.w, &on, &oc, &ooh, &oow), "cudnnGetConvolution2dForwardOutputDim");
+    check(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, t, on, oc, ooh, oow), "cudnnSetTensor4dDescriptor");
+    p.x_n = static_cast<std::size_t>(n) * c * h * wd;
+    p.w_n = static_cast<std::size_t>(k) * c * r * s;
+    p.y_n = static_cast<std::size_t>(on) * oc * ooh * oow;
+    int found = 0;
+    cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    check(cudnnGetConvolutionForwardAlgorithm_v7(l.dnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, fwd),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    const auto* f = first_usable(fwd, found, op.name);
+    p.fwd = f->algo;
+    p.fwd_math = f->mathType;
+    check(cudnnSetConvolutionMathType(p.conv, p.fwd_math), "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionForwardWorkspaceSize(l.dnn, p.x, p.w, p.conv, p.y, p.fwd, &p.fwd_bytes), "cudnnGetConvolutionForwardWorkspaceSize");
+    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
+    cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(l.dnn, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, data),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    const auto* d = first_usable(data, found, op.name);
+    p.bwd_data = d->algo;
+    p.data_math = d->mathType;
+    check(cudnnSetConvolutionMathType(p.conv, p.data_math), "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionBackwardDataWorkspaceSize(l.dnn, p.w, p.y, p.conv, p.x, p.bwd_data, &p.data_bytes),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
+    cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(l.dnn, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, filter),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    const auto* b = first_usable(filter, found, op.name);
+    p.bwd_filter = b->algo;
+    p.filter_math = b->mathType;
+    check(cudnnSetConvolutionMathType(p.conv, p.filter_math), "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionBackwardFilterWorkspaceSize(l.dnn, p.x, p.y, p.conv, p.w, p.bwd_filter, &p.filter_bytes),
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    return convs_.emplace(id, p).first->second;
+  }
+
+  /// The first of cuDNN's ranked algorithms it can run.
+  template <class Perf>
+  static const Perf* first_usable(const Perf* perf, int found, const std::string& op) {
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) return &perf[i];
+    throw PlanError("--backend cuda: cuDNN has no algorithm for convolution \"" + op + "\"");
+  }
+
+  void convolution(Lane& l, models::OpId id, bool backward) {
+    const ConvPlan& p = convs_.at(id);
     const float alpha = 1, beta = 0;
     if (!backward) {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int found = 0;
-      check(cudnnGetConvolutionForwardAlgorithm_v7(l.dnn, x_desc, w_desc, conv, y_desc, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionForwardAlgorithm_v7");
-      std::size_t bytes = 0;
-      check(cudnnGetConvolutionForwardWorkspaceSize(l.dnn, x_desc, w_desc, conv, y_desc, perf[0].algo, &bytes), "cudnnGetConvolutionForwardWorkspaceSize");
-      void* ws = workspace(l, std::max<std::size_t>(bytes, 1));
-      check(cudnnConvolutionForward(l.dnn, &alpha, x_desc, x, w_desc, wt, conv, perf[0].algo, ws, bytes, &beta, y_desc, y), "cudnnConvolutionForward");
-    } else {
-      cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      int found = 0;
-      check(cudnnGetConvolutionBackwardDataAlgorithm_v7(l.dnn, w_desc, y_desc, conv, x_desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, data),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(l.dnn, x_desc, y_desc, conv, w_desc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, filter),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      std::size_t data_bytes = 0, filter_bytes = 0;
-      check(cudnnGetConvolutionBackwardDataWorkspaceSize(l.dnn, w_desc, y_desc, conv, x_desc, data[0].algo, &data_bytes),
-            "cudnnGetConvolutionBackwardDataWorkspaceSize");
-      check(cudnnGetConvolutionBackwardFilterWorkspaceSize(l.dnn, x_desc, y_desc, conv, w_desc, filter[0].algo, &filter_bytes),
-            "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-      void* ws = workspace(l, std::max<std::size_t>({data_bytes, filter_bytes, 1}));
-      check(cudnnConvolutionBackwardData(l.dnn, &alpha, w_desc, wt, y_desc, y, conv, data[0].algo, ws, data_bytes, &beta, x_desc, dx),
-            "cudnnConvolutionBackwardData");
-      check(cudnnConvolutionBackwardFilter(l.dnn, &alpha, x_desc, x, y_desc, y, conv, filter[0].algo, ws, filter_bytes, &beta, w_desc, dw),
-            "cudnnConvolutionBackwardFilter");
+      check(cudnnSetConvolutionMathType(p.conv, p.fwd_math), "cudnnSetConvolutionMathType");
+      check(cudnnConvolutionForward(l.dnn, &alpha, p.x, l.slot[3], p.w, l.slot[1], p.conv, p.fwd, l.workspace, p.fwd_bytes, &beta, p.y, l.slot[2]),
+            "cudnnConvolutionForward");
+      return;
     }
-    cudnnDestroyConvolutionDescriptor(conv);
-    cudnnDestroyFilterDescriptor(w_desc);
-    cudnnDestroyTensorDescriptor(y_desc);
-    cudnnDestroyTensorDescriptor(x_desc);
+    check(cudnnSetConvolutionMathType(p.conv, p.data_math), "cudnnSetConvolutionMathType");
+    check(cudnnConvolutionBackwardData(l.dnn, &alpha, p.w, l.slot[1], p.y, l.slot[2], p.conv, p.bwd_data, l.workspace, p.data_bytes, &beta, p.x,
+                                       l.slot[4]),
+          "cudnnConvolutionBackwardData");
+    check(cudnnSetConvolutionMathType(p.conv, p.filter_math), "cudnnSetConvolutionMathType");
+    check(cudnnConvolutionBackwardFilter(l.dnn, &alpha, p.x, l.slot[3], p.y, l.slot[2], p.conv, p.bwd_filter, l.workspace, p.filter_bytes, &beta, p.w,
+                                         l.slot[0]),
+          "cudnnConvolutionBackwardFilter");
   }
 
   int arrays() const {
@@ -323,16 +427,6 @@ class CudaKernels final : public Kernels {
       case strategies::Optimizer::SGD: return 2;
     }
     return 4;
-  }
-  float* optimizer_state(Lane& l, std::size_t stage) {
-    const std::size_t n = count_of(work_.stage_updated[stage]) * static_cast<std::size_t>(arrays());
-    if (optimizer_floats_[stage] < n) {
-      if (optimizer_state_[stage]) check(cudaFree(optimizer_state_[stage]), "cudaFree");
-      check(cudaMalloc(reinterpret_cast<void**>(&optimizer_state_[stage]), n * sizeof(float)), "cudaMalloc");
-      cuda::fill(optimizer_state_[stage], 1.0f / 64, n, l.stream);
-      optimizer_floats_[stage] = n;
-    }
-    return optimizer_state_[stage];
   }
   void run_optimizer(Lane& l, float* p, std::size_t stage) {
     const std::size_t n = count_of(work_.stage_updated[stage]);
@@ -346,11 +440,12 @@ class CudaKernels final : public Kernels {
   const models::Graph& graph_;
   const sim::StepWork& work_;
   const strategies::Plan& plan_;
+  cuda::Element element_;
   int device_ = 0;
   std::string name_;
   std::vector<Lane> lanes_;
+  std::map<models::OpId, ConvPlan> convs_;
   std::vector<float*> optimizer_state_;
-  std::vector<std::size_t> optimizer_floats_;
 };
 
 }  // namespace

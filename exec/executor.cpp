@@ -100,6 +100,11 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
   // A lane per stream, then one per (peer, stream) receiver. Its buffers live across steps, as a
   // framework's allocator keeps its blocks: the timed steps touch no fresh pages.
   kernels.set_lanes(share.queues.size() + share.receives.size());
+  // Every lane's message buffer at its largest before the first step (a GPU allocation while another
+  // thread's collective is in flight can stall the device).
+  double largest = 0;
+  for (const auto& spec : g.collectives) largest = std::max(largest, spec.bytes);
+  for (std::size_t lane = 0; lane < share.queues.size() + share.receives.size(); ++lane) (void)kernels.message_buffer(lane, floats_of(largest));
   RankRecord record;
   record.rank = rank;
   for (int iteration = 0; iteration < options.warmup_steps + options.steps; ++iteration) {

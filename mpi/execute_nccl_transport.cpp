@@ -36,6 +36,8 @@ void check_nccl(ncclResult_t r, const char* what) {
 struct Comm {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  float* scratch = nullptr;  ///< an all-to-all's output (each communicator is one thread's)
+  std::size_t scratch_count = 0;
 };
 
 Comm make_comm(const std::vector<int>& ranks, int me, int tag) {
@@ -57,13 +59,16 @@ Comm make_comm(const std::vector<int>& ranks, int me, int tag) {
   return c;
 }
 
-/// Waits for `stream`, sleeping 20 µs between queries: a spinning host thread would take a core from
-/// the rank's other threads.
-void wait(cudaStream_t stream) {
+/// Waits for `c`'s stream, sleeping 20 µs between queries (a spinning host thread would take a core
+/// from the rank's other threads), and fails on an asynchronous NCCL error (a peer gone).
+void wait(const Comm& c) {
   while (true) {
-    const cudaError_t e = cudaStreamQuery(stream);
+    const cudaError_t e = cudaStreamQuery(c.stream);
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) check_cuda(e, "a collective");
+    ncclResult_t async = ncclSuccess;
+    check_nccl(ncclCommGetAsyncError(c.comm, &async), "ncclCommGetAsyncError");
+    check_nccl(async, "a collective");
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
@@ -77,10 +82,10 @@ class NcclTransport final : public exec::Transport {
     auto destroy = [](Comm& c) {
       ncclCommDestroy(c.comm);
       cudaStreamDestroy(c.stream);
+      if (c.scratch) cudaFree(c.scratch);
     };
     for (auto& [key, c] : group_comms_) destroy(c);
     for (auto& [key, c] : p2p_comms_) destroy(c);
-    if (scratch_) cudaFree(scratch_);
   }
 
   int rank() const override { return host_->rank(); }
@@ -91,10 +96,12 @@ class NcclTransport final : public exec::Transport {
     graph_ = &graph;
     int devices = 0;
     check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
-    check_cuda(cudaSetDevice(gpu_ % std::max(devices, 1)), "cudaSetDevice");
+    gpu_ %= std::max(devices, 1);
+    check_cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     // Every rank walks the same sorted keys, so communicators are created in one global order.
     std::set<std::pair<std::uint32_t, std::uint8_t>> groups;
     std::set<std::tuple<int, int, std::uint8_t>> pairs;
+    std::map<std::pair<std::uint32_t, std::uint8_t>, double> all_to_all_bytes;  // the largest, per communicator
     for (sim::TaskId t = 0; t < graph.task_count(); ++t) {
       if (graph.kind[t] != sim::TaskKind::Collective) continue;
       const auto& spec = graph.collectives[graph.owner[t]];
@@ -104,6 +111,10 @@ class NcclTransport final : public exec::Transport {
         pairs.insert({static_cast<int>(spec.root), static_cast<int>(to), graph.stream[t]});
       } else {
         groups.insert({spec.group, graph.stream[t]});
+        if (spec.kind == sim::CollectiveKind::AllToAll) {
+          double& b = all_to_all_bytes[{spec.group, graph.stream[t]}];
+          b = std::max(b, spec.bytes);
+        }
       }
     }
     int tag = 1000;
@@ -112,7 +123,10 @@ class NcclTransport final : public exec::Transport {
       ++tag;
       const auto members = graph.group(group);
       if (members.size() < 2 || std::find(members.begin(), members.end(), me) == members.end()) continue;
-      group_comms_[{group, stream}] = make_comm(std::vector<int>(members.begin(), members.end()), me, tag);
+      Comm& c = group_comms_[{group, stream}] = make_comm(std::vector<int>(members.begin(), members.end()), me, tag);
+      // An all-to-all's output buffer, allocated now: not while other threads' collectives run.
+      if (const auto it = all_to_all_bytes.find({group, stream}); it != all_to_all_bytes.end())
+        (void)scratch(c, count_of(it->second / static_cast<double>(members.size())) * members.size());
     }
     for (const auto& [from, to, stream] : pairs) {
       ++tag;
@@ -127,7 +141,9 @@ class NcclTransport final : public exec::Transport {
     if (members.size() < 2) return;
     const auto it = group_comms_.find({spec.group, stream});
     PARASIM_CHECK(it != group_comms_.end(), "an NCCL communicator for the collective's group and stream");
-    const Comm& k = it->second;
+    Comm& k = it->second;
+    // The current device is a thread's own: set it on every thread that reaches here.
+    check_cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     const std::size_t p = members.size();
     const auto me = static_cast<std::size_t>(std::find(members.begin(), members.end(), rank()) - members.begin());
     switch (spec.kind) {
@@ -148,7 +164,7 @@ class NcclTransport final : public exec::Transport {
         // NCCL has no all-to-all: a send and a receive to every member in one group call, into a
         // second buffer (NCCL's own all-to-all in nccl-tests is built the same way).
         const std::size_t n = count_of(spec.bytes / static_cast<double>(p));
-        float* out = scratch(n * p);
+        float* out = scratch(k, n * p);
         check_nccl(ncclGroupStart(), "ncclGroupStart");
         for (std::size_t j = 0; j < p; ++j) {
           check_nccl(ncclSend(data + j * n, n, ncclFloat, static_cast<int>(j), k.comm, k.stream), "ncclSend");
@@ -166,19 +182,21 @@ class NcclTransport final : public exec::Transport {
       }
       case sim::CollectiveKind::SendRecv: PARASIM_CHECK(false, "sends go through send()"); return;
     }
-    wait(k.stream);
+    wait(k);
   }
 
   void send(int peer, std::uint8_t stream, const float* data, std::size_t count) override {
+    check_cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     const Comm& k = p2p(rank(), peer, stream);
     check_nccl(ncclSend(data, count, ncclFloat, peer < rank() ? 0 : 1, k.comm, k.stream), "ncclSend");
-    wait(k.stream);
+    wait(k);
   }
 
   void receive(int peer, std::uint8_t stream, float* data, std::size_t count) override {
+    check_cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     const Comm& k = p2p(peer, rank(), stream);
     check_nccl(ncclRecv(data, count, ncclFloat, peer < rank() ? 0 : 1, k.comm, k.stream), "ncclRecv");
-    wait(k.stream);
+    wait(k);
   }
 
   void barrier() override { host_->barrier(); }
@@ -195,15 +213,16 @@ class NcclTransport final : public exec::Transport {
     PARASIM_CHECK(it != p2p_comms_.end(), "an NCCL communicator for the send's ranks and stream");
     return it->second;
   }
-  /// A device buffer of at least `count` floats (the all-to-all's output; one stream thread uses
-  /// all-to-alls at a time in the plans the lowering makes).
-  float* scratch(std::size_t count) {
-    if (count > scratch_count_) {
-      if (scratch_) cudaFree(scratch_);
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&scratch_), count * sizeof(float)), "cudaMalloc");
-      scratch_count_ = count;
+  /// `c`'s device buffer of at least `count` floats (an all-to-all's output), grown on its stream
+  /// after the stream's work is done.
+  static float* scratch(Comm& c, std::size_t count) {
+    if (count > c.scratch_count) {
+      check_cuda(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+      if (c.scratch) check_cuda(cudaFree(c.scratch), "cudaFree");
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&c.scratch), count * sizeof(float)), "cudaMalloc");
+      c.scratch_count = count;
     }
-    return scratch_;
+    return c.scratch;
   }
 
   std::unique_ptr<exec::Transport> host_;
@@ -211,8 +230,6 @@ class NcclTransport final : public exec::Transport {
   const sim::TaskGraph* graph_ = nullptr;
   std::map<std::pair<std::uint32_t, std::uint8_t>, Comm> group_comms_;
   std::map<std::tuple<int, int, std::uint8_t>, Comm> p2p_comms_;
-  float* scratch_ = nullptr;
-  std::size_t scratch_count_ = 0;
 };
 
 }  // namespace
