@@ -54,7 +54,9 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   m.memory_capacity_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 
   // The sweep's GEMMs (n³) and the held-out shapes, timed in interleaved rounds (sweep.hpp).
-  constexpr int kRounds = 5;
+  // Fifteen rounds: a load that comes and goes over seconds (another process on a shared machine)
+  // then falls on every size of the sweep and every held-out shape alike.
+  constexpr int kRounds = 15;
   {
     std::vector<std::array<std::int64_t, 3>> shapes;
     for (const std::int64_t n : options.gemm_sizes) shapes.push_back({n, n, n});

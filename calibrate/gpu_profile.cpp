@@ -72,6 +72,12 @@ sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const
     d.interference.compute[k] = compute;
     d.interference.communication[k] = communication;
   }
+  // Rates of 1 on both sides (neither slowed the other) are no interference: the profile then has
+  // no such figure, and no source for one.
+  if (d.interference.none()) {
+    d.sources.erase("interference");
+    return d;
+  }
   d.sources["interference"] =
       "measured by `" + m.command + "` on " + std::to_string(m.ranks) + " x " + m.device_name + ": " + m.gemm_text + " " +
       std::to_string(m.gemm_n) + "^3 on every rank took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +

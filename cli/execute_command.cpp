@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #include "sim/profile_json.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/plan.hpp"
+#include "strategies/search/search_json.hpp"
 
 namespace parasim::cli {
 namespace {
@@ -58,15 +60,61 @@ std::string seconds_text(double s) {
 /// The prediction's error against the measurement ("+3.1%"), "-" where nothing was measured.
 std::string error_text(double predicted, double measured) { return measured > 0 ? reports::change_percent(predicted, measured) : "-"; }
 
+/// `--plan SEARCH.json#RANK`: the scenario with the plan `parasim search` ranked RANK for it — its
+/// mesh degrees, schedule, ZeRO stage, recomputation, micro-batch and node count set as a what-if
+/// would set them (the base's what-ifs and search space dropped).
+scenarios::Scenario searched_plan(const std::string& spec, const std::string& scenario_file, const scenarios::Scenario& base) {
+  const auto hash = spec.rfind('#');
+  const std::string file = spec.substr(0, hash), rank_text = spec.substr(hash + 1);
+  const bool digits = !rank_text.empty() && rank_text.size() <= 9 && rank_text.find_first_not_of("0123456789") == std::string::npos;
+  const long long rank = digits ? std::stoll(rank_text) : 0;
+  if (rank < 1)
+    throw InputError("<command line>", 0, 0, "", "--plan: found \"" + spec + "\", expected SEARCH.json#RANK with RANK a plan's rank from 1 (\"search.json#1\")");
+  const JsonDocument doc = JsonDocument::read_file(file);
+  if (!strategies::search::is_search_json(doc)) throw doc.error_at("", "found no \"schema\": \"parasim.search/1\", expected a search.json written by `parasim search`");
+  const nlohmann::json& root = doc.root();
+  if (!root.contains("scenario") || root.at("scenario") != base.name)
+    throw doc.error_at("/scenario", "found the search of " + (root.contains("scenario") ? describe_json_value(root.at("scenario")) : std::string("no scenario")) +
+                                        ", expected one of \"" + base.name + "\", the scenario given");
+  const nlohmann::json* entry = nullptr;
+  std::size_t index = 0;
+  const nlohmann::json& plans = root.contains("plans") ? root.at("plans") : nlohmann::json::array();
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].contains("rank") && plans[i].at("rank") == rank) {
+      entry = &plans[i];
+      index = i;
+    }
+  if (!entry) throw doc.error_at("/plans", "found no plan ranked " + rank_text + "; the file ranks " + std::to_string(plans.size()) + " plans");
+  nlohmann::json scenario = JsonDocument::read_file(scenario_file).root();
+  scenario.erase("what_if");
+  scenario.erase("search");
+  const std::string at = "/plans/" + std::to_string(index);
+  auto copy = [&](const char* key, nlohmann::json& into, const char* as) {
+    if (!entry->contains(key)) throw doc.error_at(at, std::string("found no \"") + key + "\", expected every plan knob parasim search writes");
+    into[as] = entry->at(key);
+  };
+  nlohmann::json& plan = scenario["plan"];
+  for (const char* knob : {"tp", "cp", "pp", "dp", "ep", "schedule", "virtual_stages", "zero", "recompute", "sequence_parallel"}) copy(knob, plan, knob);
+  plan.erase("fsdp");
+  plan.erase("mesh_order");
+  if (entry->at("cp") != 1) copy("cp_comm", plan, "cp_comm");
+  if (entry->contains("stage_layers") && !entry->at("stage_layers").empty()) copy("stage_layers", plan, "stage_layers");
+  else plan.erase("stage_layers");
+  copy("micro_batch", scenario["training"], "micro_batch");
+  copy("nodes", scenario["cluster"], "nodes");
+  return scenarios::parse_scenario(scenario.dump(2), scenario_file + " with plan " + rank_text + " of " + file);
+}
+
 struct Report {
   std::string markdown;
   nlohmann::ordered_json json;
 };
 
-Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const sim::Result& r, const exec::Kernels& kernels,
-                 const std::string& backend) {
+Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
+                 const exec::Kernels& kernels, const std::string& backend) {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
+  md << "Plan: " << plan.description << ".\n\n";
   md << "Predicted by the analytical backend from profile `" << r.profile << "` (" << r.profile_origin << "), for the task graph that ran. ";
   md << "Executed by " << kernels.describe() << "; " << c.ranks << (c.ranks == 1 ? " rank" : " ranks") << " (one per device), "
      << (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") << "; "
@@ -89,6 +137,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   out.markdown = md.str();
   out.json = {{"scenario", s.name},
               {"variant", variant},
+              {"plan", plan.description},
               {"profile", r.profile},
               {"profile_origin", r.profile_origin},
               {"predicted_by", "analytical"},
@@ -109,6 +158,11 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   const int rank = session.rank(), size = session.size();
   const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
   const scenarios::Scenario* chosen = args.plan == "base" ? &base : nullptr;
+  std::optional<scenarios::Scenario> searched;
+  if (args.plan.find('#') != std::string::npos) {
+    searched = searched_plan(args.plan, args.scenario, base);
+    chosen = &*searched;
+  }
   std::vector<std::string> names{"base"};
   for (const auto& w : base.what_ifs) {
     names.push_back(w.name);
@@ -117,7 +171,8 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   if (!chosen) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "\"" : ", \"") + n + "\"";
-    throw InputError("<command line>", 0, 0, "", "--plan: found \"" + args.plan + "\", expected \"base\" or a what-if of the scenario: " + list);
+    throw InputError("<command line>", 0, 0, "", "--plan: found \"" + args.plan + "\", expected \"base\", a what-if of the scenario (" + list +
+                                                     ") or SEARCH.json#RANK");
   }
   const scenarios::Scenario& s = *chosen;
   sim::Profile profile = scenarios::scenario_profile(s);
@@ -182,7 +237,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   std::vector<exec::RankRecord> records;
   for (const auto& bytes : gathered) records.push_back(exec::record_from_bytes(bytes));
   const exec::Comparison c = exec::compare(simulation, graph, plan, profile, cluster, records);
-  const Report report = report_of(c, base, args.plan, simulation.result, *kernels, args.backend);
+  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend);
   const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
@@ -200,7 +255,8 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
   auto args = std::make_shared<ExecuteArgs>();
   CLI::App* cmd = app.add_subcommand("execute", "run the plan's own task graph for real (under mpirun: one rank per device) and compare with the prediction");
   cmd->add_option("scenario", args->scenario, "the scenario JSON file")->required();
-  cmd->add_option("--plan", args->plan, "which plan: \"base\" (default) or the name of one of the scenario's what-ifs");
+  cmd->add_option("--plan", args->plan,
+                  "which plan: \"base\" (default), the name of one of the scenario's what-ifs, or SEARCH.json#RANK (the plan `parasim search` ranked RANK)");
   cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(CLI::Range(1, 1024));

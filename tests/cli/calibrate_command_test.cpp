@@ -125,17 +125,21 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to MPI_Allre
   const auto& link = profile.at("links").at("nvlink3");
   CHECK(link.at("latency_s").get<double>() > 0);
   CHECK_THAT(link.at("sources").at("efficiency").get<std::string>(), Catch::Matchers::StartsWith("MPI_Allreduce by `parasim calibrate --backend mpi`, 2 ranks on 1 host"));
-  // The interference of compute and an all-reduce on the ranks, written into their device, host-cpu:
-  // a rate of each in (0, 1] for every collective kind, with its source.
+  // The interference of compute and an all-reduce on the ranks, written into their device, host-cpu,
+  // with its source: each side's rates below 1 (a side that was not slowed is left out, and a
+  // measurement where neither was writes no interference).
   CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains("  interference (host-cpu)      compute keeps "));
   const auto& cpu = profile.at("devices").at("host-cpu");
-  CHECK_THAT(cpu.at("sources").at("interference").get<std::string>(),
-             Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 x MPI ranks on "));
-  for (const char* side : {"compute", "communication"})
-    for (const auto& [kind, rate] : cpu.at("interference").at(side).items()) {
-      INFO(side << " " << kind);
-      CHECK((rate.get<double>() > 0 && rate.get<double>() <= 1));
-    }
+  CHECK(cpu.contains("interference") == cpu.at("sources").contains("interference"));
+  if (cpu.contains("interference")) {
+    CHECK_THAT(cpu.at("sources").at("interference").get<std::string>(),
+               Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 x MPI ranks on "));
+    for (const auto& [side, rates] : cpu.at("interference").items())
+      for (const auto& [kind, rate] : rates.items()) {
+        INFO(side << " " << kind);
+        CHECK((rate.get<double>() > 0 && rate.get<double>() < 1));
+      }
+  }
 }
 
 TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes nothing", "[cli][calibrate]") {

@@ -66,7 +66,8 @@ TEST_CASE("parasim execute refuses a plan whose devices the launch does not matc
     const Run r = run_parasim("execute " + q(kScenario) + " --plan tp4 --out " + q(dir));
     CHECK(r.exit_code == 2);
     CHECK(r.err ==
-          "parasim: error: <command line>: --plan: found \"tp4\", expected \"base\" or a what-if of the scenario: \"base\", \"single\", \"tp2\", \"pp2\", \"zero3\"\n");
+          "parasim: error: <command line>: --plan: found \"tp4\", expected \"base\", a what-if of the scenario (\"base\", \"single\", \"tp2\", \"pp2\", "
+          "\"zero3\") or SEARCH.json#RANK\n");
   }
   CHECK_FALSE(fs::exists(dir / "execution.json"));
 }
@@ -172,4 +173,35 @@ TEST_CASE("parasim execute --backend cuda runs a GPU plan where a GPU is, and re
   const Run cpu_plan = run_parasim("execute " + q(kScenario) + " --backend cuda --plan single --out " + q(dir / "c"));
   CHECK(cpu_plan.exit_code == 3);
   CHECK(cpu_plan.err == "parasim: the plan cannot run: the plan's devices are this host's CPU; the CUDA executor runs GPU plans (--backend cpu runs this one)\n");
+}
+
+TEST_CASE("parasim execute --plan SEARCH.json#RANK runs the plan parasim search ranked there", "[cli][execute][mpi]") {
+  const fs::path dir = fresh_dir("execute-searched");
+  const Run search = run_parasim("search " + q(kScenario) + " --out " + q(dir / "s") + " --quiet");
+  REQUIRE(search.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(slurp(dir / "s" / "search.json"));
+  const std::string file = (dir / "s" / "search.json").string();
+  SECTION("a rank that is not there, or no rank") {
+    const Run none = run_parasim("execute " + q(kScenario) + " --plan '" + file + "#" + std::to_string(ranked.at("plans").size() + 1) + "' --out " + q(dir / "o"));
+    CHECK(none.exit_code == 2);
+    CHECK_THAT(none.err, Catch::Matchers::Contains("at /plans: found no plan ranked " + std::to_string(ranked.at("plans").size() + 1) + "; the file ranks " +
+                                                    std::to_string(ranked.at("plans").size()) + " plans"));
+    const Run zero = run_parasim("execute " + q(kScenario) + " --plan '" + file + "#0' --out " + q(dir / "o"));
+    CHECK(zero.exit_code == 2);
+    CHECK_THAT(zero.err, Catch::Matchers::Contains("expected SEARCH.json#RANK with RANK a plan's rank from 1"));
+  }
+  SECTION("the first plan, on as many ranks as it has devices") {
+    if (!have_mpirun()) {
+      WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+      return;
+    }
+    const auto& first = ranked.at("plans").at(0);
+    const int devices = first.at("device_count").get<int>();
+    const int code = mpirun_parasim(devices, "execute " + q(kScenario) + " --plan '" + file + "#1' --steps 1 --threads 1 --out " + q(dir / "o"), dir);
+    INFO(slurp(dir / "err"));
+    REQUIRE(code == 0);
+    const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
+    CHECK(j.at("plan") == first.at("description"));
+    CHECK(j.at("ranks") == devices);
+  }
 }
