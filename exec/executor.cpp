@@ -241,7 +241,7 @@ struct Reader {
     const auto count = get<std::uint64_t>();
     PARASIM_CHECK(count <= (bytes.size() - at) / sizeof(T), "a rank record is complete");
     std::vector<T> v(count);
-    std::memcpy(v.data(), bytes.data() + at, count * sizeof(T));
+    if (count > 0) std::memcpy(v.data(), bytes.data() + at, count * sizeof(T));  // an empty vector's data() may be null
     at += count * sizeof(T);
     return v;
   }
