@@ -200,10 +200,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     // What compute and an all-reduce cost each other on these ranks, as `parasim execute` runs them:
     // a 512^3 sgemm (a few milliseconds on one core) beside a 16 MiB all-reduce (a gradient bucket's
     // order of size), on as many BLAS threads as each rank of `parasim execute` uses by default.
-    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    const int ranks_here = std::max(1, local ? std::atoi(local) : 1);
-    const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads)
-                                           : std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / ranks_here);
+    const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads) : mpi::cores_per_rank();
     const calibrate::InterferenceMeasurement beside = session.interference(512, double(16 << 20), blas_threads);
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");

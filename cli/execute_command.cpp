@@ -44,13 +44,6 @@ struct ExecuteArgs {
 /// The profile device of this host: what the CPU executor's ranks are.
 constexpr const char* kCpuDevice = "host-cpu";
 
-/// The ranks sharing this host (Open MPI says; one without a launcher).
-int ranks_on_host() {
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const int n = local ? std::atoi(local) : 1;
-  return n > 0 ? n : 1;
-}
-
 std::string seconds_text(double s) {
   if (s >= 1) return reports::fixed(s, 3) + " s";
   if (s >= 1e-3) return reports::fixed(s * 1e3, 3) + " ms";
@@ -205,18 +198,16 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
 
   const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int blas_threads = args.threads > 0 ? args.threads : std::max(1, static_cast<int>(cores) / ranks_on_host());
+  const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
   // The GPU of this rank: its index among the ranks of its host, over the host's GPUs.
-  const char* local_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const int gpu = local_rank ? std::atoi(local_rank) : 0;
+  const int gpu = mpi::local_rank();
   std::unique_ptr<exec::Kernels> kernels;
   if (args.backend == "cuda") {
     kernels = exec::make_cuda_kernels(graph, simulation.step.work, plan, gpu);
   } else {
     kernels = std::make_unique<exec::CpuKernels>(graph, simulation.step.work, plan, blas_threads);
   }
-  std::string why = exec::cannot_execute(simulation.step, plan, rank);
+  std::string why = exec::cannot_execute(simulation.step, rank);
   if (why.empty()) why = kernels->refuses(plan);
   std::unique_ptr<exec::Transport> transport;
   if (session.active()) {

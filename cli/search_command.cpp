@@ -45,15 +45,7 @@ struct SearchArgs {
 };
 
 /// Threads for this process: every core, divided among the MPI ranks that share the node.
-unsigned default_threads() {
-  unsigned cores = std::thread::hardware_concurrency();
-  if (cores == 0) cores = 1;
-  if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
-    const long ranks = std::strtol(local, nullptr, 10);
-    if (ranks > 1) cores = std::max(1u, cores / static_cast<unsigned>(ranks));
-  }
-  return cores;
-}
+unsigned default_threads() { return static_cast<unsigned>(mpi::cores_per_rank()); }
 
 std::string pad_left(const std::string& s, std::size_t width) {
   const std::size_t w = reports::display_width(s);

@@ -359,36 +359,55 @@ class CudaKernels final : public Kernels {
     p.x_n = static_cast<std::size_t>(n) * c * h * wd;
     p.w_n = static_cast<std::size_t>(k) * c * r * s;
     p.y_n = static_cast<std::size_t>(on) * oc * ooh * oow;
-    int found = 0;
-    cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    check(cudnnGetConvolutionForwardAlgorithm_v7(l.dnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, fwd),
-          "cudnnGetConvolutionForwardAlgorithm_v7");
-    const auto* f = first_usable(fwd, found, op.name);
-    p.fwd = f->algo;
-    p.fwd_math = f->mathType;
-    check(cudnnSetConvolutionMathType(p.conv, p.fwd_math), "cudnnSetConvolutionMathType");
-    check(cudnnGetConvolutionForwardWorkspaceSize(l.dnn, p.x, p.w, p.conv, p.y, p.fwd, &p.fwd_bytes), "cudnnGetConvolutionForwardWorkspaceSize");
-    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
-    cudnnConvolutionBwdDataAlgoPerf_t data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    check(cudnnGetConvolutionBackwardDataAlgorithm_v7(l.dnn, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, data),
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    const auto* d = first_usable(data, found, op.name);
-    p.bwd_data = d->algo;
-    p.data_math = d->mathType;
-    check(cudnnSetConvolutionMathType(p.conv, p.data_math), "cudnnSetConvolutionMathType");
-    check(cudnnGetConvolutionBackwardDataWorkspaceSize(l.dnn, p.w, p.y, p.conv, p.x, p.bwd_data, &p.data_bytes),
-          "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
-    cudnnConvolutionBwdFilterAlgoPerf_t filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(l.dnn, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, filter),
-          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    const auto* b = first_usable(filter, found, op.name);
-    p.bwd_filter = b->algo;
-    p.filter_math = b->mathType;
-    check(cudnnSetConvolutionMathType(p.conv, p.filter_math), "cudnnSetConvolutionMathType");
-    check(cudnnGetConvolutionBackwardFilterWorkspaceSize(l.dnn, p.x, p.y, p.conv, p.w, p.bwd_filter, &p.filter_bytes),
-          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    choose<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+        p, math, op.name,
+        [&](auto* perf, int* found) {
+          check(cudnnGetConvolutionForwardAlgorithm_v7(l.dnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+        },
+        [&](auto algo, std::size_t* bytes) {
+          check(cudnnGetConvolutionForwardWorkspaceSize(l.dnn, p.x, p.w, p.conv, p.y, algo, bytes), "cudnnGetConvolutionForwardWorkspaceSize");
+        },
+        p.fwd, p.fwd_math, p.fwd_bytes);
+    choose<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        p, math, op.name,
+        [&](auto* perf, int* found) {
+          check(cudnnGetConvolutionBackwardDataAlgorithm_v7(l.dnn, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found, perf),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+        },
+        [&](auto algo, std::size_t* bytes) {
+          check(cudnnGetConvolutionBackwardDataWorkspaceSize(l.dnn, p.w, p.y, p.conv, p.x, algo, bytes), "cudnnGetConvolutionBackwardDataWorkspaceSize");
+        },
+        p.bwd_data, p.data_math, p.data_bytes);
+    choose<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+        p, math, op.name,
+        [&](auto* perf, int* found) {
+          check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(l.dnn, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, found, perf),
+                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+        },
+        [&](auto algo, std::size_t* bytes) {
+          check(cudnnGetConvolutionBackwardFilterWorkspaceSize(l.dnn, p.x, p.y, p.conv, p.w, algo, bytes),
+                "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+        },
+        p.bwd_filter, p.filter_math, p.filter_bytes);
     return convs_.emplace(id, p).first->second;
+  }
+
+  /// One of a convolution's three algorithms: the first cuDNN's heuristics rank that it can run
+  /// (`query` fills the ranking), its math type, and its workspace (`size`, asked with that math
+  /// type set); the descriptor is left at `math`.
+  template <class Perf, int Count, class Query, class Size, class Algo>
+  void choose(const ConvPlan& p, cudnnMathType_t math, const std::string& op, Query&& query, Size&& size, Algo& algo, cudnnMathType_t& algo_math,
+              std::size_t& bytes) {
+    Perf perf[Count];
+    int found = 0;
+    query(perf, &found);
+    const Perf* best = first_usable(perf, found, op);
+    algo = best->algo;
+    algo_math = best->mathType;
+    check(cudnnSetConvolutionMathType(p.conv, algo_math), "cudnnSetConvolutionMathType");
+    size(algo, &bytes);
+    check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
   }
 
   /// The first of cuDNN's ranked algorithms it can run.

@@ -65,10 +65,9 @@ std::size_t floats_of(double bytes) { return static_cast<std::size_t>(std::max(1
 
 }  // namespace
 
-std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan& plan, int rank) {
+std::string cannot_execute(const sim::LoweredStep& step, int rank) {
   const TaskGraph& g = step.tasks;
   if (step.replica_shortcut) return "the step was lowered with one data-parallel replica standing for all";
-  (void)plan;
   if (rank < 0 || rank >= g.devices) return "rank " + std::to_string(rank) + " has no device in a plan of " + std::to_string(g.devices);
   const Share s = share_of(g, rank);
   for (const auto& q : s.queues)
@@ -92,7 +91,7 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
                         const ExecuteOptions& options) {
   const TaskGraph& g = step.tasks;
   const int rank = transport.rank();
-  PARASIM_CHECK(cannot_execute(step, plan, rank).empty() && kernels.refuses(plan).empty(), "the step can run on this rank");
+  PARASIM_CHECK(cannot_execute(step, rank).empty() && kernels.refuses(plan).empty(), "the step can run on this rank");
   const Share share = share_of(g, rank);
   const std::size_t n = g.task_count();
   auto done = std::make_unique<std::atomic<std::uint8_t>[]>(n);

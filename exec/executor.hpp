@@ -48,7 +48,7 @@ struct RankRecord {
 
 /// Why rank `rank` cannot run its part of `step` (a task kind or dependency the executor does not
 /// run), or "" when it can. The kernels say what they refuse of the plan (Kernels::refuses).
-[[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, const strategies::Plan& plan, int rank);
+[[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, int rank);
 
 /// Runs `options.warmup_steps + options.steps` steps of this rank's part (device = transport.rank()).
 /// Compute runs on `kernels`, messages in its buffers. Preconditions: cannot_execute(...) and

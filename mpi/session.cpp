@@ -90,6 +90,18 @@ bool available() {
 #endif
 }
 
+int cores_per_rank() {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = local ? std::atoi(local) : 1;
+  return std::max(1, cores / std::max(1, ranks));
+}
+
+int local_rank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local ? std::max(0, std::atoi(local)) : 0;
+}
+
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr; }
 
 Session::Session(bool threads) {

@@ -19,6 +19,11 @@ namespace parasim::mpi {
 [[nodiscard]] bool available();
 /// Whether a launcher (mpirun, srun with PMIx) started this process.
 [[nodiscard]] bool launched_by_mpirun();
+/// This host's cores over the ranks Open MPI started on it (every core without a launcher), at least 1:
+/// the threads each rank computes on by default.
+[[nodiscard]] int cores_per_rank();
+/// This rank's index among the ranks on its host (0 without a launcher): its GPU on a GPU host.
+[[nodiscard]] int local_rank();
 
 /// MPI for the lifetime of the object (MPI_Init … MPI_Finalize) when launched by mpirun and the
 /// build has MPI; one process otherwise. At most one at a time per process (MPI initialises once).
