@@ -29,6 +29,31 @@ std::string cpu_model() {
   return "unknown processor";
 }
 
+/// The last level cache's size in bytes from sysfs (cpu0's highest cache level), 0 where unknown.
+/// sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: on the development machine's AMD EPYC glibc reports
+/// 384 MiB, the whole package's, where sysfs reports the 32 MiB this core shares.
+double last_level_cache_bytes() {
+  double bytes = 0;
+  int best_level = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_in >> level) || !(size_in >> size) || size.empty()) continue;
+    double value = 0;
+    try {
+      value = std::stod(size);
+    } catch (const std::exception&) {
+      continue;
+    }
+    const char unit = size.back();
+    value *= unit == 'K' ? 1024.0 : unit == 'M' ? 1024.0 * 1024 : unit == 'G' ? 1024.0 * 1024 * 1024 : 1.0;
+    if (level > best_level && value > 0) best_level = level, bytes = value;
+  }
+  return bytes;
+}
+
 /// The sizes and rates of a sweep, as a source sentence: "64^3 → 12.3, 128^3 → 45.6 GFLOP/s".
 std::string listing(const std::vector<Sample>& samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text) {
   std::string out;
@@ -42,6 +67,20 @@ std::vector<double> root2_steps(double from, double to) {
   std::vector<double> out;
   for (int k = 0; from * std::pow(2.0, k / 2.0) <= to * (1 + 1e-9); ++k) out.push_back(std::round(from * std::pow(2.0, k / 2.0)));
   return out;
+}
+
+std::vector<double> refinement_midpoints(std::span<const Sample> sorted, double refine_above) {
+  std::vector<double> midpoints;
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    const double hi = std::max(sorted[i].rate_per_s, sorted[i - 1].rate_per_s), lo = std::min(sorted[i].rate_per_s, sorted[i - 1].rate_per_s);
+    const double mid = std::round(std::sqrt(sorted[i].size * sorted[i - 1].size) / 8) * 8;  // whole floats each way
+    if (hi > (1 + refine_above) * lo && mid > sorted[i - 1].size && mid < sorted[i].size) midpoints.push_back(mid);
+  }
+  return midpoints;
+}
+
+bool on_cache_edge(double bytes, double last_level_cache_bytes) {
+  return last_level_cache_bytes > 0 && bytes >= last_level_cache_bytes / 2 && bytes < 4 * last_level_cache_bytes;
 }
 
 CpuMeasurement measure_cpu(const CpuOptions& options) {
@@ -101,16 +140,29 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   // The executor's own memory-bound and softmax kernels, on this thread, as its compute stream
   // runs them (its other threads are the communication streams').
   exec::Scratch scratch;
-  {
-    std::vector<double> sizes = options.memory_bytes;
-    sizes.insert(sizes.end(), options.held_out_memory_bytes.begin(), options.held_out_memory_bytes.end());
+  auto time_passes = [&](const std::vector<double>& sizes) {
     std::vector<std::function<void()>> runs;
     for (const double bytes : sizes) {
       PARASIM_CHECK(bytes >= 8, "a memory pass moves at least one float each way");
       exec::stream_pass(bytes, scratch);  // first touch
       runs.emplace_back([bytes, &scratch] { exec::stream_pass(bytes, scratch); });
     }
-    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    return interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+  };
+  {
+    // Held-out passes stay off the last level cache's edge (options.held_out_memory_bytes).
+    m.last_level_cache_bytes = last_level_cache_bytes();
+    std::vector<double> held_out;
+    for (const double bytes : options.held_out_memory_bytes) {
+      if (on_cache_edge(bytes, m.last_level_cache_bytes)) {
+        m.held_out_memory_skipped.push_back(bytes);
+      } else {
+        held_out.push_back(bytes);
+      }
+    }
+    std::vector<double> sizes = options.memory_bytes;
+    sizes.insert(sizes.end(), held_out.begin(), held_out.end());
+    const std::vector<double> s = time_passes(sizes);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       if (i < options.memory_bytes.size()) {
         m.memory.push_back({sizes[i], sizes[i] / s[i]});
@@ -118,6 +170,18 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
         m.held_out_memory.push_back({sizes[i], s[i]});
       }
     }
+    // Where two neighbours' rates differ by more than options.refine_above (a cache's edge between
+    // them), the geometric midpoint is timed and joins the sweep, up to options.refinements times:
+    // the curve is a straight line in log-size between its points, and across a cliff that line
+    // is wrong by up to the cliff's height.
+    for (int level = 0; level < options.refinements; ++level) {
+      std::sort(m.memory.begin(), m.memory.end(), [](const Sample& a, const Sample& b) { return a.size < b.size; });
+      const std::vector<double> midpoints = refinement_midpoints(m.memory, options.refine_above);
+      if (midpoints.empty()) break;
+      const std::vector<double> s2 = time_passes(midpoints);
+      for (std::size_t i = 0; i < midpoints.size(); ++i) m.memory.push_back({midpoints[i], midpoints[i] / s2[i]});
+    }
+    std::sort(m.memory.begin(), m.memory.end(), [](const Sample& a, const Sample& b) { return a.size < b.size; });
   }
   {
     const double bytes = options.softmax_elements * 8;

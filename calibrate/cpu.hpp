@@ -8,6 +8,7 @@
 /// the median step: what a kernel typically takes on a shared machine, not its luckiest run.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct CpuOptions {
   /// in the rate, and the curve between two sizes is a straight line in log-size, so the sizes are
   /// close enough that a cliff falls between neighbours, not across a span of four.
   std::vector<double> memory_bytes = root2_steps(1 << 18, 1 << 28);
+  /// Where two neighbouring sizes' rates differ by more than this fraction, the sweep times their
+  /// geometric midpoint too, at most `refinements` times over (√2 steps become 2^(1/8) at a cliff).
+  double refine_above = 0.10;
+  int refinements = 2;
   /// Elements of the softmax that measures the vector rate (rows of 1024), and how many FLOPs the
   /// model counts per element (models/ops.hpp, kSoftmaxFlops).
   double softmax_elements = 1 << 20;
@@ -40,9 +45,10 @@ struct CpuOptions {
   std::int64_t thin_other = 1024;
   /// Shapes the sweeps do not measure, timed (median) to check the calibrated curves on them: GEMMs
   /// (m, n, k) of the shapes a transformer's layers run — not square, between the sweep's sizes —
-  /// and memory passes between the sweep's byte counts. None falls on the last level cache's edge
-  /// (here 32 to 64 MiB moved, a 32 MiB L3), where a pass's time moves by ±12% from run to run with
-  /// where its two arrays fall in the cache (calibrate/README.md).
+  /// and memory passes between the sweep's byte counts. A memory pass that falls on this machine's
+  /// last level cache's edge — from half to four times its size (sysfs) moved — is skipped there:
+  /// on the development machine's 32 MiB L3 a 48 MiB pass's time moved by up to 12% from run to run
+  /// with where its two arrays fell in the cache (calibrate/README.md).
   std::vector<std::array<std::int64_t, 3>> held_out_gemms{{512, 1536, 512}, {512, 512, 2048}, {256, 3072, 768}, {1024, 96, 384}};
   std::vector<double> held_out_memory_bytes{3 << 18, 3 << 20, 3 << 22, 3 << 26};
   /// OpenBLAS threads for the GEMMs (0: every core) — as many as each rank of `parasim execute` uses.
@@ -67,7 +73,18 @@ struct CpuMeasurement {
   /// Held-out shapes' median times: GEMMs (m, n, k) and memory passes (bytes).
   std::vector<std::pair<std::array<std::int64_t, 3>, double>> held_out_gemm;
   std::vector<std::pair<double, double>> held_out_memory;
+  /// Held-out memory passes not timed, being on the last level cache's edge (CpuOptions).
+  std::vector<double> held_out_memory_skipped;
+  double last_level_cache_bytes = 0;  ///< from sysfs; 0 where unknown
 };
+
+/// The geometric midpoints (rounded to whole floats each way) of the neighbours of a sweep sorted by
+/// size whose rates differ by more than `refine_above` (0.1: the faster over 1.1 times the slower).
+[[nodiscard]] std::vector<double> refinement_midpoints(std::span<const Sample> sorted, double refine_above);
+
+/// Whether a memory pass of `bytes` lies on the edge of a last level cache of that size: from half
+/// to four times it (0: the size is unknown, no edge).
+[[nodiscard]] bool on_cache_edge(double bytes, double last_level_cache_bytes);
 
 /// Runs the sweeps (a few seconds with the default options).
 [[nodiscard]] CpuMeasurement measure_cpu(const CpuOptions& options = {});

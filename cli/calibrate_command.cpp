@@ -139,6 +139,9 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     for (const auto& c : d.held_out)
       out << "    " << (c.kernel == "gemm" ? "sgemm " : "memory pass ") << c.shape << ": " << fixed(c.measured_s * 1e6, 1) << " us, "
           << fixed(c.predicted_s * 1e6, 1) << " us, " << reports::change_percent(c.predicted_s, c.measured_s) << "\n";
+    for (const double bytes : m.held_out_memory_skipped)
+      out << "    memory pass " << bytes_text(bytes) << ": not checked, on the edge of the " << bytes_text(m.last_level_cache_bytes)
+          << " last level cache (half to four times its size)\n";
   } else if (a.backend == "cuda") {
     const auto measured = calibrate::measure_cuda();
     if (const auto* u = std::get_if<calibrate::Unavailable>(&measured)) return cannot_run("--backend cuda: " + u->reason);
