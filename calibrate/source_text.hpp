@@ -1,7 +1,9 @@
 #pragma once
 /// The text of a calibrated profile's sources, description and origin: text from outside parasim
 /// made safe, and the fixed number formats its figures are written in (the same on every machine).
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -15,6 +17,16 @@ namespace parasim::calibrate {
   for (char& c : out)
     if (c < 0x20 || c > 0x7e) c = '?';
   return out;
+}
+
+/// Today's date in UTC, "2026-11-26": when a profile's figures were measured.
+[[nodiscard]] inline std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
 }
 
 /// `v` with `digits` decimals: fixed(3.14159, 2) is "3.14".

@@ -45,15 +45,6 @@ struct CalibrateArgs {
   std::string algorithm = "ring";
 };
 
-std::string today_utc() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 std::vector<std::string> keys_of(const auto& map) {
   std::vector<std::string> out;
   for (const auto& [k, v] : map) out.push_back(k);
@@ -124,7 +115,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     options.threads = static_cast<unsigned>(a.threads);
     const calibrate::CpuMeasurement m = calibrate::measure_cpu(options);
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_cpu(base, m);
-    profile.origin = "parasim calibrate --backend cpu --threads " + std::to_string(m.threads) + " on " + m.cpu + ", " + today_utc() + " UTC, over " + base_name;
+    profile.origin = "parasim calibrate --backend cpu --threads " + std::to_string(m.threads) + " on " + m.cpu + ", " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << device << " measured on " << m.cpu << " (GEMMs on " << m.threads << (m.threads == 1 ? " thread, " : " threads, ") << m.blas << ")\n";
     out << "  fp32 peak (fastest sgemm)      " << fixed(d.peak_flops_per_s.at(models::DType::F32) / 1e9, 2) << " GFLOP/s\n";
     print_curve(out, "GEMM efficiency by n^3", d.gemm_efficiency, [](double f) { return std::to_string(std::llround(std::cbrt(f / 2))) + "^3"; });
@@ -153,7 +144,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       device = *guess;
     }
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_gpu(device_of(profile, device, "--device"), m, "--backend cuda");
-    profile.origin = "parasim calibrate --backend cuda on " + m.device_name + ", " + today_utc() + " UTC, over " + base_name;
+    profile.origin = "parasim calibrate --backend cuda on " + m.device_name + ", " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << device << " measured on " << m.device_name << "\n";
     print_curve(out, "fp16 GEMM efficiency by FLOPs", d.gemm_efficiency, [](double f) { return fixed(f / 1e9, 0) + "G"; });
     print_curve(out, "copy efficiency by bytes moved", d.memory_efficiency, bytes_text);
@@ -172,7 +163,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     const std::string link =
         a.link.empty() ? profile.devices.at(device_named(log.device, "name the link class with --link")).default_intra_link : a.link;
     const sim::LinkProfile& l = profile.links[link] = calibrate::calibrated_link(link_of(profile, link), log, "--backend nccl", "ncclAllReduce by `parasim calibrate --backend nccl`");
-    profile.origin = "parasim calibrate --backend nccl on " + std::to_string(log.ranks) + " x " + log.device + ", " + today_utc() + " UTC, over " + base_name;
+    profile.origin = "parasim calibrate --backend nccl on " + std::to_string(log.ranks) + " x " + log.device + ", " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << link << " measured by an NCCL all-reduce over " << log.ranks << " x " << log.device << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
@@ -208,7 +199,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
-                     (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + today_utc() + " UTC, over " + base_name;
+                     (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << a.link << " measured by MPI_Allreduce over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);

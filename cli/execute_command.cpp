@@ -19,7 +19,11 @@
 #include "exec/executor.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
+#include "reports/html.hpp"
+#include "reports/html_timeline.hpp"
 #include "reports/trace.hpp"
+#include "calibrate/from_execution.hpp"
+#include "calibrate/source_text.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
@@ -35,6 +39,7 @@ struct ExecuteArgs {
   std::string plan = "base";
   std::string out;
   std::string profile;
+  std::string recalibrate;  // a profile to write, the prediction's with the measured classes folded in
   int steps = 3;
   int warmup = 1;
   int threads = 0;  // 0: this host's cores over its ranks
@@ -43,12 +48,6 @@ struct ExecuteArgs {
 
 /// The profile device of this host: what the CPU executor's ranks are.
 constexpr const char* kCpuDevice = "host-cpu";
-
-std::string seconds_text(double s) {
-  if (s >= 1) return reports::fixed(s, 3) + " s";
-  if (s >= 1e-3) return reports::fixed(s * 1e3, 3) + " ms";
-  return reports::fixed(s * 1e6, 1) + " us";
-}
 
 /// The prediction's error against the measurement ("+3.1%"), "-" where nothing was measured.
 std::string error_text(double predicted, double measured) { return measured > 0 ? reports::change_percent(predicted, measured) : "-"; }
@@ -101,6 +100,7 @@ scenarios::Scenario searched_plan(const std::string& spec, const std::string& sc
 struct Report {
   std::string markdown;
   nlohmann::ordered_json json;
+  std::string executed_by;  ///< the sentence saying how the plan ran (report.md and report.html)
 };
 
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
@@ -109,18 +109,20 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Plan: " << plan.description << ".\n\n";
   md << "Predicted by the analytical backend from profile `" << r.profile << "` (" << r.profile_origin << "), for the task graph that ran. ";
-  md << "Executed by " << kernels.describe() << "; " << c.ranks << (c.ranks == 1 ? " rank" : " ranks") << " (one per device), "
-     << (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") << "; "
-     << c.measured_step_s.size() << " timed steps after the warm-up.\n\n";
+  const std::string executed_by =
+      "Executed by " + kernels.describe() + "; " + std::to_string(c.ranks) + (c.ranks == 1 ? " rank" : " ranks") + " (one per device), " +
+      (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") + "; " +
+      std::to_string(c.measured_step_s.size()) + " timed steps after the warm-up.";
+  md << executed_by << "\n\n";
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
-  md << "| one step | " << seconds_text(c.measured_median_s) << " | " << seconds_text(c.measured_min_s) << " | " << seconds_text(c.measured_max_s) << " | "
-     << seconds_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
+  md << "| one step | " << reports::duration_text(c.measured_median_s) << " | " << reports::duration_text(c.measured_min_s) << " | " << reports::duration_text(c.measured_max_s) << " | "
+     << reports::duration_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
   md << "Per class, in the median step, summed over ranks (a collective's time on each rank includes waiting for its group):\n\n";
   md << "| class | operations | measured | predicted | error |\n|---|---:|---:|---:|---:|\n";
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (const auto& f : c.classes) {
-    md << "| " << f.name << " | " << (f.count > 0 ? std::to_string(f.count) : std::string("-")) << " | " << seconds_text(f.measured_s) << " | "
-       << seconds_text(f.predicted_s) << " | " << error_text(f.predicted_s, f.measured_s) << " |\n";
+    md << "| " << f.name << " | " << (f.count > 0 ? std::to_string(f.count) : std::string("-")) << " | " << reports::duration_text(f.measured_s) << " | "
+       << reports::duration_text(f.predicted_s) << " | " << error_text(f.predicted_s, f.measured_s) << " |\n";
     classes.push_back({{"class", f.name}, {"operations", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
   }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
@@ -128,6 +130,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
     ops.push_back({{"op", f.op}, {"pass", f.pass}, {"class", f.kernel_class}, {"runs", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
   Report out;
   out.markdown = md.str();
+  out.executed_by = executed_by;
   out.json = {{"scenario", s.name},
               {"variant", variant},
               {"plan", plan.description},
@@ -234,9 +237,46 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
   PendingFile trace_file(out_dir / "trace.json", [&](std::ostream& o) { (void)reports::write_trace(o, measured); });
   PendingFile predicted_file(out_dir / "trace-predicted.json", [&](std::ostream& o) { (void)reports::write_trace(o, simulation); });
-  commit_together({&json_file, &md_file, &trace_file, &predicted_file});
+  reports::HtmlExecution execution{report.executed_by, c.measured_step_s, c.measured_median_s, c.predicted_s, {}};
+  for (const auto& f : c.classes) execution.classes.push_back({f.name, f.count, f.measured_s, f.predicted_s});
+  const std::vector<sim::Result> predicted{simulation.result};
+  reports::HtmlReport page;
+  page.title = "parasim execute: " + base.name + " (" + args.plan + ")";
+  page.results = predicted;
+  page.labels = {args.plan};
+  page.timeline = reports::pipeline_timeline(simulation);
+  page.measured_timeline = reports::pipeline_timeline(measured);
+  // One time axis for both timelines, the longer step's, so that the two read side by side.
+  page.timeline->step_ps = page.measured_timeline->step_ps = std::max(page.timeline->step_ps, page.measured_timeline->step_ps);
+  page.execution = std::move(execution);
+  PendingFile html_file(out_dir / "report.html", [&](std::ostream& o) { o << reports::render_html(page); });
+  std::vector<PendingFile*> files{&json_file, &md_file, &html_file, &trace_file, &predicted_file};
+  std::optional<calibrate::Recalibration> recalibration;
+  std::optional<PendingFile> profile_file;
+  if (!args.recalibrate.empty()) {
+    std::vector<calibrate::ExecutedClass> classes;
+    for (const auto& f : c.classes) classes.push_back({f.name, f.measured_s, f.predicted_s});
+    std::vector<std::string> links;
+    if (cluster.devices_per_node > 1) links.push_back(cluster.intra.name);
+    if (cluster.nodes > 1 && std::find(links.begin(), links.end(), cluster.inter.name) == links.end()) links.push_back(cluster.inter.name);
+    const std::string what = "parasim execute " + calibrate::source_text(std::filesystem::path(args.scenario).filename().string()) + " --plan " +
+                             calibrate::source_text(args.plan) + " on " + calibrate::today_utc() + " UTC (" + std::to_string(c.ranks) +
+                             (c.ranks == 1 ? " rank, " : " ranks, ") + args.backend + " executor; median of " + std::to_string(c.measured_step_s.size()) + " timed steps)";
+    recalibration = calibrate::recalibrated(profile, cluster.devices.front().kind, links, classes, what);
+    const std::string text = sim::to_json(recalibration->profile).dump(2) + "\n";
+    profile_file.emplace(args.recalibrate, [text](std::ostream& o) { o << text; });
+    files.push_back(&*profile_file);
+  }
+  commit_together(files);
   out << report.markdown << "\nwrote " << (out_dir / "execution.json").string() << ", " << (out_dir / "report.md").string() << ", "
+      << (out_dir / "report.html").string() << ", "
       << (out_dir / "trace.json").string() << " (measured), " << (out_dir / "trace-predicted.json").string() << "\n";
+  if (recalibration) {
+    out << "wrote " << args.recalibrate << ": profile \"" << recalibration->profile.name << "\" with the measured classes folded in:";
+    if (recalibration->changes.empty()) out << " nothing measured to fold";
+    for (const auto& line : recalibration->changes) out << "\n  " << line;
+    out << "\n";
+  }
   return 0;
 }
 
@@ -255,6 +295,8 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--out", args->out, "output folder (default: the scenario's output folder /execute)");
   cmd->add_option("--profile", args->profile, "the profile to predict with (default: the scenario's)");
+  cmd->add_option("--recalibrate", args->recalibrate,
+                  "write this profile: the one predicted with, its device's and links' figures scaled by each class's measured time (calibrate/from_execution.hpp)");
   cmd->callback([&action, &out, args] { action = [&out, args] { return execute(*args, out); }; });
 }
 

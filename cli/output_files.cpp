@@ -195,7 +195,9 @@ void PendingFile::commit() {
   done_ = true;
 }
 
-void commit_together(std::initializer_list<PendingFile*> files) {
+void commit_together(std::initializer_list<PendingFile*> files) { commit_together(std::span<PendingFile* const>(files.begin(), files.size())); }
+
+void commit_together(std::span<PendingFile* const> files) {
   const sigset_t held = stop_signals();
   sigset_t previous;
   pthread_sigmask(SIG_BLOCK, &held, &previous);

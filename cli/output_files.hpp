@@ -12,6 +12,7 @@
 #include <functional>
 #include <initializer_list>
 #include <ostream>
+#include <span>
 #include <string>
 
 namespace parasim::cli {
@@ -63,6 +64,7 @@ class PendingFile {
 
 /// Commits every file, with SIGINT, SIGTERM and SIGALRM held back until the last rename is done, so
 /// an interrupt finds either none or all of them in place (it is then handled, after the commit).
+void commit_together(std::span<PendingFile* const> files);
 void commit_together(std::initializer_list<PendingFile*> files);
 
 /// Refuses an output folder a scenario file asks for (output.dir) that resolves outside the working

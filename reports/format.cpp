@@ -60,4 +60,10 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
 }
 
+std::string duration_text(double seconds) {
+  if (seconds >= 1) return fixed(seconds, 3) + " s";
+  if (seconds >= 1e-3) return fixed(seconds * 1e3, 3) + " ms";
+  return fixed(seconds * 1e6, 1) + " us";
+}
+
 }  // namespace parasim::reports

@@ -18,6 +18,9 @@ namespace parasim::reports {
 /// A fraction as a percentage with one decimal: 0.1234 → "12.3".
 [[nodiscard]] std::string percent(double fraction);
 
+/// A measured or predicted duration with its unit: "1.234 s", "85.536 ms", "136.6 us".
+[[nodiscard]] std::string duration_text(double seconds);
+
 /// Bytes in GiB (2^30 bytes) with 4 significant digits: 1.5 · 2^30 → "1.500".
 [[nodiscard]] std::string gib(double bytes);
 

@@ -196,6 +196,10 @@ std::string render_html(const HtmlReport& report) {
 
   std::vector<HtmlChart> charts;
   std::vector<std::string> omitted;
+  if (report.execution) {
+    charts.push_back(execution_class_chart(*report.execution));
+    charts.push_back(execution_steps_chart(*report.execution));
+  }
   if (report.search) {
     charts.push_back(search_ranking_chart(*report.search));
     charts.push_back(search_breakdown_chart(*report.search));
@@ -218,6 +222,8 @@ std::string render_html(const HtmlReport& report) {
     omitted.push_back("Pipeline timeline: the search simulated no plan's step for a timeline.");
   else
     omitted.push_back("Pipeline timeline: saved results (result.json) keep no task timeline; it is drawn when a scenario is simulated.");
+  if (report.measured_timeline)
+    charts.push_back(timeline_chart(*report.measured_timeline, report.timeline_of.empty() ? labels[report.timeline_result] : report.timeline_of, true));
 
   std::string html;
   html.reserve(1 << 20);
@@ -255,10 +261,13 @@ std::string render_html(const HtmlReport& report) {
     }
   }
   html += "</header>\n<nav>\n";
+  if (report.execution) html += "<a href=\"#execution\">Predicted against measured</a>\n";
   if (!results.empty()) html += "<a href=\"#comparison\">Comparison</a>\n";
   for (const auto& c : charts) html += "<a href=\"#chart-" + c.id + "\">" + escape_html(c.title) + "</a>\n";
   html += "</nav>\n";
 
+  if (report.execution)
+    html += "<section id=\"execution\">\n<h2>Predicted against measured</h2>\n" + execution_tables(*report.execution) + "</section>\n";
   if (!results.empty()) {
     html += "<section id=\"comparison\">\n<h2>Comparison</h2>\n<p class=\"caption\">";
     html += results.size() > 1 ? "Each figure with its unit; \"vs " + escape_html(labels[0]) + "\" is the change against " +

@@ -1,6 +1,6 @@
 #pragma once
 /// report.html: one self-contained page (it opens offline, from a file or an e-mail) that compares
-/// Results, or shows a plan search, with charts drawn by Vega-Lite from declarative specs — ranked plans (for a search), the
+/// Results, shows a plan search, or sets an executed plan's measurement against its prediction, with charts drawn by Vega-Lite from declarative specs — ranked plans (for a search), the
 /// step-time breakdown as stacked bars, memory by kind against capacity, the Pareto front (step
 /// time vs memory vs devices), sweep curves, and the pipeline timeline of one simulated step — above
 /// the same comparison table as report.md. Vega, Vega-Lite and vega-embed are inlined
@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html_charts.hpp"
+#include "reports/html_execution.hpp"
 #include "reports/html_search.hpp"
 #include "reports/html_timeline.hpp"
 #include "sim/result.hpp"
@@ -52,6 +53,10 @@ struct HtmlReport {
   std::optional<PipelineTimeline> timeline;
   std::size_t timeline_result = 0;  ///< which result the timeline belongs to (index into results)
   std::string timeline_of;          ///< what the timeline shows; "" names it by labels[timeline_result]
+  /// `parasim execute`: the plan run for real against its prediction (results: the prediction), its
+  /// tables and charts first on the page, and the measured step's timeline beside the simulated one.
+  std::optional<HtmlExecution> execution;
+  std::optional<PipelineTimeline> measured_timeline;
 };
 
 /// The page. Preconditions (checked, InternalError): at least one result or a search; labels empty or

@@ -305,7 +305,7 @@ HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index) {
           std::move(spec)};
 }
 
-HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of) {
+HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of, bool measured) {
   std::vector<std::string> categories, colours;
   std::vector<bool> present(sim::kCategoryCount, false);
   for (const auto& b : timeline.bars) present[static_cast<std::size_t>(b.category)] = true;
@@ -355,12 +355,13 @@ HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of
       {"tooltip", tooltip({field("row", "nominal", "stream"), field("micro_batch", "ordinal", "micro-batch"),
                            field("category", "nominal", "mostly"), field("busy", "nominal", "busy"), field("tasks", "quantitative", "tasks"),
                            field("start_ms", "quantitative", "start (ms)", kFormat), field("end_ms", "quantitative", "end (ms)", kFormat)})}};
-  std::string caption = "One simulated step of " + of +
+  std::string caption = std::string(measured ? "The median timed step, as it ran, of " : "One simulated step of ") + of +
                         ": for one device of each pipeline stage, its compute stream and its communication streams; each bar "
                         "is one micro-batch's forward, backward (with its recomputation), or communication, coloured by what kept it busy "
                         "longest (hover for its time by category).";
   if (!timeline.note.empty()) caption += " To keep the page small it is " + timeline.note + ".";
-  return {"timeline", "Pipeline timeline of " + of, caption, std::move(spec)};
+  if (measured) caption += " Each task starts when its last rank started it and ends when its last rank ended it.";
+  return {measured ? "timeline-measured" : "timeline", std::string(measured ? "Measured timeline of " : "Pipeline timeline of ") + of, caption, std::move(spec)};
 }
 
 }  // namespace parasim::reports

@@ -72,7 +72,8 @@ struct HtmlChart {
 [[nodiscard]] HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std::string> labels);
 /// Step time, throughput and peak memory against the swept value; `index` makes the id unique.
 [[nodiscard]] HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index);
-/// The pipeline timeline of `of` (the label of the result it belongs to).
-[[nodiscard]] HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of);
+/// The pipeline timeline of `of` (the label of the result it belongs to); `measured`: the timeline
+/// of a step `parasim execute` ran (its chart id "timeline-measured"), else a simulated one ("timeline").
+[[nodiscard]] HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of, bool measured = false);
 
 }  // namespace parasim::reports

@@ -36,7 +36,7 @@ struct TimelineBar {
 struct PipelineTimeline {
   std::vector<std::string> rows;  ///< "stage 0 · device 0 · compute", "stage 0 · device 0 · communication", ...
   std::vector<TimelineBar> bars;  ///< ordered by (row, start)
-  std::int64_t step_ps = 0;       ///< the step's makespan
+  std::int64_t step_ps = 0;       ///< the step's makespan, where the chart's time axis ends
   std::int64_t bars_total = 0;    ///< bars before the max_bars cap
   std::string note;               ///< what was left out (stages, bars), or empty when nothing was
   bool operator==(const PipelineTimeline&) const = default;

@@ -10,11 +10,15 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_document.hpp"
 #include "exec/cuda_kernels.hpp"
+#include "sim/profile_json.hpp"
 #include "tests/cli/run_parasim.hpp"
+#include "tests/reports/html_browser.hpp"
 
 namespace {
 
@@ -52,6 +56,47 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
   CHECK(j.at("measured_step_s").size() == 2);
   CHECK(j.at("predicted_by") == "analytical");
   for (const char* f : {"report.md", "trace.json", "trace-predicted.json"}) CHECK(fs::exists(dir / f));
+  // report.html: the step and class tables, then the class and step charts, the prediction's
+  // breakdown and memory, and the simulated and measured timelines, drawn in a browser where one is.
+  const std::string html = slurp(dir / "report.html");
+  CHECK(html.find("<section id=\"execution\">") != std::string::npos);
+  CHECK(html.find("<h1>parasim execute: tiny-gpt-2 (single)</h1>") != std::string::npos);
+  const nlohmann::json seen = parasim::testing::check_in_chromium(dir / "report.html", "execute-single", 6);
+  if (seen.is_object()) {
+    std::vector<std::string> ids;
+    for (const auto& c : seen.at("charts")) ids.push_back(c.at("id"));
+    CHECK(ids == std::vector<std::string>{"vis-execution-classes", "vis-execution-steps", "vis-breakdown", "vis-memory", "vis-timeline", "vis-timeline-measured"});
+    // A bar for each class's measurement and one for its prediction; a point per timed step and the rule.
+    CHECK(seen.at("charts")[0].at("marks") == 2 * j.at("classes").size());
+    CHECK(seen.at("charts")[1].at("marks") == 2 + 1);
+  }
+}
+
+// --recalibrate: the profile predicted with (here the datasheet's), its GEMM rate scaled by the GEMM
+// class's predicted over measured time, as execution.json reports both (calibrate/from_execution.hpp).
+TEST_CASE("parasim execute --recalibrate writes the profile with the measured classes folded in", "[cli][execute][recalibrate]") {
+  const fs::path dir = fresh_dir("execute-recalibrate");
+  const Run r = run_parasim("execute " + q(kScenario) + " --plan single --steps 2 --threads 1 --out " + q(dir / "out") + " --recalibrate " + q(dir / "p.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("wrote " + (dir / "p.json").string() + ": profile \"datasheet\" with the measured classes folded in:\n  gemm_efficiency x ") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir / "out" / "execution.json"));
+  double measured = 0, predicted = 0;
+  for (const auto& c : j.at("classes"))
+    if (c.at("class") == "GEMM") measured = c.at("measured_s"), predicted = c.at("predicted_s");
+  REQUIRE(measured > 0);
+  const auto rate = [](const parasim::sim::Profile& p) {
+    const auto& d = p.device("host-cpu");
+    return *d.peak_for(parasim::models::DType::F32) * d.gemm_curve(parasim::models::DType::F32).at(1e9);
+  };
+  const parasim::sim::Profile before = parasim::sim::datasheet_profile();
+  const parasim::sim::Profile after = parasim::sim::profile_from_json(parasim::JsonDocument::read_file((dir / "p.json").string()));
+  CHECK_THAT(rate(after) / rate(before), Catch::Matchers::WithinRel(predicted / measured, 1e-9));
+  CHECK(after.origin.rfind("parasim execute tiny-gpt-2.json --plan single on ", 0) == 0);
+  // It predicts: the scenario runs with it.
+  const Run again = run_parasim(q(kScenario) + " --profile " + q(dir / "p.json") + " --out " + q(dir / "run"));
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
 }
 
 TEST_CASE("parasim execute refuses a plan whose devices the launch does not match, and unknown plans", "[cli][execute]") {

@@ -146,3 +146,37 @@ TEST_CASE("a search's report.html renders in headless Chromium: ranked plans, br
   REQUIRE(png.size() > 8);
   CHECK(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");
 }
+
+// What `parasim execute` writes: the prediction as the page's result, the measurement in the
+// execution section, each class named as it came (here named to inject script), and the measured
+// step's timeline beside the simulated one.
+TEST_CASE("an executed plan's report.html renders measured against predicted in headless Chromium", "[reports][html][browser][execute]") {
+  const std::string missing = testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
+  const sim::Simulation predicted = testing::tiny_simulation("dgx-a100", "execute <b>", "base");
+  const std::vector<sim::Result> results{predicted.result};
+  reports::HtmlReport report;
+  report.title = "parasim execute: execute <b> (base)";
+  report.results = results;
+  report.timeline = reports::pipeline_timeline(predicted);
+  report.measured_timeline = reports::pipeline_timeline(predicted);
+  report.execution = reports::HtmlExecution{"Executed by <script>window.parasimInjected=6</script>", {0.012, 0.011, 0.013}, 0.012, 0.010,
+                                            {{"GEMM", 8, 0.008, 0.007}, {"all-reduce</script><script>window.parasimInjected=7</script>", 2, 0.003, 0.002},
+                                             {"idle compute", 0, 0.001, 0.001}}};
+  const auto page = testing::html_artefact_dir() / "execute.html";
+  std::ofstream(page, std::ios::binary) << reports::render_html(report);
+  const nlohmann::json seen = testing::check_in_chromium(page, "execute", 6);
+  REQUIRE(seen.is_object());
+  CHECK(seen.at("title") == "parasim execute: execute <b> (base)");
+  const auto& charts = seen.at("charts");
+  REQUIRE(charts.size() == 6);
+  CHECK(charts[0].at("id") == "vis-execution-classes");
+  CHECK(charts[0].at("marks") == 2 * 3);  // a measured and a predicted bar per class
+  CHECK(charts[1].at("id") == "vis-execution-steps");
+  CHECK(charts[1].at("marks") == 3 + 1);  // a point per timed step and the prediction's rule
+  CHECK(charts[5].at("id") == "vis-timeline-measured");
+  CHECK(charts[5].at("marks") == report.measured_timeline->bars.size());
+}
