@@ -22,6 +22,8 @@
 #include "common/json_document.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
+#include "sim/cluster.hpp"
+#include "sim/collectives.hpp"
 #include "sim/profile_json.hpp"
 
 namespace parasim::cli {
@@ -190,19 +192,61 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     if (session.size() < 2) return cannot_run("--backend mpi: an all-reduce needs two ranks or more; mpirun started 1");
     std::vector<double> sizes;
     for (double b = 8; b <= double(64 << 20); b *= 4) sizes.push_back(b);
-    const calibrate::NcclTestsLog log = session.all_reduce_sweep(sizes, 2, 10);
+    // Every collective the executor runs, as it runs it (polled non-blocking calls): the all-reduce
+    // calibrates the link; the others check what the link then predicts for them.
+    const calibrate::NcclTestsLog log = session.collective_sweep(calibrate::NcclTest::AllReduce, sizes, 2, 10);
+    std::vector<calibrate::NcclTestsLog> others;
+    for (const auto test : {calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
+      others.push_back(session.collective_sweep(test, sizes, 2, 10));
     // What compute and an all-reduce cost each other on these ranks, as `parasim execute` runs them:
     // a 512^3 sgemm (a few milliseconds on one core) beside a 16 MiB all-reduce (a gradient bucket's
     // order of size), on as many BLAS threads as each rank of `parasim execute` uses by default.
     const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads) : mpi::cores_per_rank();
     const calibrate::InterferenceMeasurement beside = session.interference(512, double(16 << 20), blas_threads);
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
-    const sim::LinkProfile& l = profile.links[a.link] = calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Allreduce by `parasim calibrate --backend mpi`");
+    sim::LinkProfile& l = profile.links[a.link] =
+        calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it, by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
                      (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + calibrate::today_utc() + " UTC, over " + base_name;
-    out << "parasim calibrate: " << a.link << " measured by MPI_Allreduce over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
+    out << "parasim calibrate: " << a.link << " measured by MPI_Iallreduce, polled as parasim execute runs it, over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
+    if (log.hosts == 1) {
+      // The other collectives against the link's prediction for them (the same link, one curve for
+      // every kind; sim::collective_time on one host of `ranks` devices).
+      sim::ClusterSpec spec;
+      spec.device = a.device.empty() ? "host-cpu" : a.device;
+      spec.nodes = 1;
+      spec.devices_per_node = log.ranks;
+      spec.intra_node.link = a.link;
+      const sim::Cluster cluster = sim::build_cluster(spec, profile);
+      std::vector<std::int64_t> group(static_cast<std::size_t>(log.ranks));
+      for (std::size_t i = 0; i < group.size(); ++i) group[i] = static_cast<std::int64_t>(i);
+      std::string checked;
+      out << "  other collectives, predicted from the link above, error against the measurement from 8 B to 64 MiB:\n";
+      for (const auto& other : others) {
+        const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
+                                         : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
+                                                                                            : sim::CollectiveKind::SendRecv;
+        double lowest = 0, highest = 0;
+        std::string lowest_at, highest_at;
+        for (std::size_t i = 0; i < other.rows.size(); ++i) {
+          const auto& row = other.rows[i];
+          // collective_time takes bytes per device: a gather's share in, a scatter's whole buffer,
+          // a send's message (sim/collectives.hpp).
+          const double per_device = kind == sim::CollectiveKind::AllGather ? row.bytes / static_cast<double>(log.ranks) : row.bytes;
+          const double predicted = kind == sim::CollectiveKind::SendRecv ? sim::collective_time(cluster, kind, std::span(group).first(2), per_device).time.seconds()
+                                                                          : sim::collective_time(cluster, kind, group, per_device).time.seconds();
+          const double error = (predicted - row.time_s) / row.time_s;
+          if (i == 0 || error < lowest) lowest = error, lowest_at = bytes_text(row.bytes);
+          if (i == 0 || error > highest) highest = error, highest_at = bytes_text(row.bytes);
+        }
+        const std::string range = reports::change_percent(1 + lowest, 1) + " (" + lowest_at + ") to " + reports::change_percent(1 + highest, 1) + " (" + highest_at + ")";
+        out << "    " << calibrate::to_string(other.test) << ": " << range << "\n";
+        checked += (checked.empty() ? "" : "; ") + std::string(calibrate::to_string(other.test)) + " " + range;
+      }
+      l.sources["efficiency"] += "; the other collectives, polled the same way and predicted from this link (8 B to 64 MiB): " + checked;
+    }
     // The ranks' compute device: --device, else the host's CPU (the device `parasim execute` runs).
     const std::string device = a.device.empty() ? "host-cpu" : a.device;
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_interference(device_of(profile, device, "--device"), beside, "--backend mpi");

@@ -1,6 +1,7 @@
 #include "mpi/session.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <thread>
 #include <cstdlib>
@@ -144,10 +145,10 @@ std::unique_ptr<strategies::search::Executor> Session::executor(unsigned threads
   return std::make_unique<strategies::search::ThreadExecutor>(threads);
 }
 
-calibrate::NcclTestsLog Session::all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const {
-  PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "an all-reduce sweep runs under MPI");
+calibrate::NcclTestsLog Session::collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const {
+  PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "a collective sweep runs under MPI");
   calibrate::NcclTestsLog log;
-  log.test = calibrate::NcclTest::AllReduce;
+  log.test = test;
   log.ranks = size_;
 #ifdef PARASIM_HAVE_MPI
   // Every rank's processor name, fixed-size, to count the hosts.
@@ -164,19 +165,58 @@ calibrate::NcclTestsLog Session::all_reduce_sweep(const std::vector<double>& byt
   log.device = calibrate::source_text("MPI ranks on " + hosts.front());
   double largest = 0;
   for (double b : bytes) largest = std::max(largest, b);
-  std::vector<float> buffer(static_cast<std::size_t>(largest / sizeof(float)) + 1, 1.0f);
+  const auto floats = static_cast<std::size_t>(largest / sizeof(float)) + 1;
+  std::vector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
   const double n = static_cast<double>(size_);
+  const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
   for (const double b : bytes) {
-    const auto count = static_cast<int>(b / sizeof(float));
+    // Whole floats, and for the gathers and scatters a whole share per rank.
+    const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
+    const auto count = static_cast<int>(std::floor(b / sizeof(float) / per_rank)) * per_rank;
     if (count == 0) continue;
-    for (int k = 0; k < warmup; ++k) MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    for (int k = 0; k < iterations; ++k) MPI_Allreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    double mine = (MPI_Wtime() - t0) / iterations, slowest = 0;
-    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    auto once = [&] {
+      MPI_Request requests[2];
+      int active = 1;
+      switch (test) {
+        case calibrate::NcclTest::AllReduce:
+          MPI_Iallreduce(MPI_IN_PLACE, in.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+          break;
+        case calibrate::NcclTest::AllGather:
+          MPI_Iallgather(in.data(), count / size_, MPI_FLOAT, out.data(), count / size_, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
+          break;
+        case calibrate::NcclTest::ReduceScatter:
+          MPI_Ireduce_scatter_block(in.data(), out.data(), count / size_, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+          break;
+        case calibrate::NcclTest::SendRecv:
+          MPI_Irecv(out.data(), count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
+          MPI_Isend(in.data(), count, MPI_FLOAT, next, 0, MPI_COMM_WORLD, &requests[1]);
+          active = 2;
+          break;
+      }
+      for (int i = 0; i < active; ++i) wait_polling(requests[i]);
+      in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
+    };
+    for (int k = 0; k < warmup; ++k) once();
+    // Rounds of `iterations` calls until the rounds took 50 ms (at most 100 rounds): a polled wait
+    // ends on a sleep's boundary (tens of microseconds), so a small size needs many calls for its
+    // mean to settle. Each round counts the slowest rank's time; every rank sees the same sum.
+    double total = 0;
+    int calls = 0;
+    for (int round = 0; round < 100 && (round == 0 || total < 0.05); ++round) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      for (int k = 0; k < iterations; ++k) once();
+      double mine = MPI_Wtime() - t0, slowest_round = 0;
+      MPI_Allreduce(&mine, &slowest_round, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      total += slowest_round;
+      calls += iterations;
+    }
+    const double slowest = total / calls;
     const double size = static_cast<double>(count) * sizeof(float);
-    log.rows.push_back({size, slowest, 2 * (n - 1) / n * size / slowest, 0});
+    // nccl-tests' bus bandwidth factors (its doc/PERFORMANCE.md): 2(n-1)/n for all_reduce, (n-1)/n
+    // for all_gather and reduce_scatter, 1 for sendrecv.
+    const double factor = test == calibrate::NcclTest::AllReduce ? 2 * (n - 1) / n : test == calibrate::NcclTest::SendRecv ? 1.0 : (n - 1) / n;
+    log.rows.push_back({size, slowest, 0, factor * size / slowest, 0});
   }
 #else
   (void)bytes;

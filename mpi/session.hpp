@@ -58,13 +58,18 @@ class Session {
   /// PlanError saying so. Precondition: active() and the session was made with threads.
   [[nodiscard]] std::unique_ptr<exec::Transport> execute_nccl_transport(int gpu) const;
 
-  /// `parasim calibrate --backend mpi`: an all-reduce sweep over every rank (MPI_Allreduce of floats,
-  /// in place, sum) at each of `bytes`, timed as nccl-tests times it — `warmup` calls, then the mean
-  /// of `iterations`, the slowest rank's — and returned on every rank as an nccl-tests log of
-  /// all_reduce (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition:
-  /// active(). (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI
-  /// symbols in this one library: mpi/CMakeLists.txt.)
-  [[nodiscard]] calibrate::NcclTestsLog all_reduce_sweep(const std::vector<double>& bytes, int warmup, int iterations) const;
+  /// `parasim calibrate --backend mpi`: a sweep of one collective over every rank at each of `bytes`
+  /// (nccl-tests' size convention: all_reduce and reduce_scatter the bytes each rank puts in,
+  /// all_gather the bytes each gets out, sendrecv the bytes each sends to the next rank while
+  /// receiving from the previous), floats summed, run as `parasim execute` runs it — MPI's
+  /// non-blocking call polled to completion with backing-off sleeps (mpi/polling.hpp) — and timed as
+  /// nccl-tests times it: `warmup` calls, then the mean of rounds of `iterations` calls (the slowest
+  /// rank's each round) until the rounds took 50 ms. Returned
+  /// on every rank as an nccl-tests log of that collective, bus bandwidths by nccl-tests' factors
+  /// (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition: active().
+  /// (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI symbols in
+  /// this one library: mpi/CMakeLists.txt.)
+  [[nodiscard]] calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const;
 
   /// `parasim calibrate --backend mpi`: what compute and an all-reduce cost each other on every rank,
   /// as `parasim execute` runs them — an sgemm of gemm_n³ on `blas_threads` OpenBLAS threads, and a
