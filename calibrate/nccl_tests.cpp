@@ -259,4 +259,30 @@ sim::LinkProfile calibrated_link(const sim::LinkProfile& base, const NcclTestsLo
   return link;
 }
 
+sim::LinkProfile with_collective_curve(const sim::LinkProfile& link, const NcclTestsLog& log, std::string_view measured_by) {
+  PARASIM_CHECK(log.test != NcclTest::AllReduce && !log.rows.empty() && log.ranks >= 2, "a log of another collective than the all-reduce");
+  const double n = static_cast<double>(log.ranks);
+  const double steps = latency_steps(log.test, n), factor = bus_factor(log.test, n), line_rate = link.bandwidth_bytes_per_s;
+  std::vector<Sample> samples;
+  std::ostringstream listing;
+  for (const NcclTestsRow& r : log.rows) {
+    const double bandwidth_time = r.best_time_s() - steps * link.latency_s;
+    if (bandwidth_time <= 0) continue;  // all latency: says nothing of the bandwidth
+    const double rate = std::min(factor * r.bytes / bandwidth_time, line_rate);
+    samples.push_back({r.bytes, rate});
+    listing << (samples.size() == 1 ? "" : ", ") << bytes_text(r.bytes) << " -> " << fixed(rate / 1e9, 2);
+  }
+  sim::LinkProfile out = link;
+  if (samples.empty()) return out;
+  const sim::CollectiveKind kind = log.test == NcclTest::AllGather       ? sim::CollectiveKind::AllGather
+                                   : log.test == NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
+                                                                         : sim::CollectiveKind::SendRecv;
+  out.collective_efficiency[kind] = efficiency_curve(samples, line_rate);
+  out.sources["collective_efficiency." + std::string(sim::to_string(kind))] =
+      std::string(measured_by) + ", " + std::to_string(log.ranks) + " ranks: bus bandwidth (nccl-tests' factor " + fixed(factor, 3) +
+      ") with the link's latency taken off over " + fixed(steps, 0) + (steps == 1 ? " step" : " steps") + ", over the line rate of " +
+      fixed(line_rate / 1e9, 2) + " GB/s: " + listing.str() + " GB/s";
+  return out;
+}
+
 }  // namespace parasim::calibrate

@@ -92,4 +92,11 @@ struct NcclFit {
                                                std::string_view measured_by = {},
                                                sim::CollectiveAlgorithm algorithm = sim::CollectiveAlgorithm::Ring);
 
+/// `link` (already fitted, e.g. to an all-reduce) with a curve of its own for the collective of
+/// `log` (all_gather, reduce_scatter or sendrecv): each size's bus bandwidth (nccl-tests' factor)
+/// with the link's latency over the collective's ring steps taken off, at most the line rate, over
+/// the line rate; a source naming `measured_by`. Sizes all latency are left out; with none left the
+/// link is returned as it was.
+[[nodiscard]] sim::LinkProfile with_collective_curve(const sim::LinkProfile& link, const NcclTestsLog& log, std::string_view measured_by);
+
 }  // namespace parasim::calibrate

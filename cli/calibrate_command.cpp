@@ -211,9 +211,12 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "parasim calibrate: " << a.link << " measured by MPI_Iallreduce, polled as parasim execute runs it, over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
     out << "  latency (alpha per ring step)  " << fixed(l.latency_s * 1e6, 3) << " us\n";
     print_curve(out, "efficiency by message size", l.efficiency, bytes_text);
-    if (log.hosts == 1) {
-      // The other collectives against the link's prediction for them (the same link, one curve for
-      // every kind; sim::collective_time on one host of `ranks` devices).
+    // The other collectives: each gets a curve of its own on the link (its time with the link's
+    // latency taken off), and on one host each is predicted from the link before and after, so the
+    // output says how far the all-reduce's curve alone was from it (sim::collective_time on one
+    // host of `ranks` devices).
+    auto error_range = [&](const calibrate::NcclTestsLog& other) -> std::string {
+      if (log.hosts != 1) return "";
       sim::ClusterSpec spec;
       spec.device = a.device.empty() ? "host-cpu" : a.device;
       spec.nodes = 1;
@@ -222,30 +225,38 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       const sim::Cluster cluster = sim::build_cluster(spec, profile);
       std::vector<std::int64_t> group(static_cast<std::size_t>(log.ranks));
       for (std::size_t i = 0; i < group.size(); ++i) group[i] = static_cast<std::int64_t>(i);
-      std::string checked;
-      out << "  other collectives, predicted from the link above, error against the measurement from 8 B to 64 MiB:\n";
-      for (const auto& other : others) {
-        const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
-                                         : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
-                                                                                            : sim::CollectiveKind::SendRecv;
-        double lowest = 0, highest = 0;
-        std::string lowest_at, highest_at;
-        for (std::size_t i = 0; i < other.rows.size(); ++i) {
-          const auto& row = other.rows[i];
-          // collective_time takes bytes per device: a gather's share in, a scatter's whole buffer,
-          // a send's message (sim/collectives.hpp).
-          const double per_device = kind == sim::CollectiveKind::AllGather ? row.bytes / static_cast<double>(log.ranks) : row.bytes;
-          const double predicted = kind == sim::CollectiveKind::SendRecv ? sim::collective_time(cluster, kind, std::span(group).first(2), per_device).time.seconds()
-                                                                          : sim::collective_time(cluster, kind, group, per_device).time.seconds();
-          const double error = (predicted - row.time_s) / row.time_s;
-          if (i == 0 || error < lowest) lowest = error, lowest_at = bytes_text(row.bytes);
-          if (i == 0 || error > highest) highest = error, highest_at = bytes_text(row.bytes);
-        }
-        const std::string range = reports::change_percent(1 + lowest, 1) + " (" + lowest_at + ") to " + reports::change_percent(1 + highest, 1) + " (" + highest_at + ")";
-        out << "    " << calibrate::to_string(other.test) << ": " << range << "\n";
-        checked += (checked.empty() ? "" : "; ") + std::string(calibrate::to_string(other.test)) + " " + range;
+      const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
+                                       : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
+                                                                                          : sim::CollectiveKind::SendRecv;
+      double lowest = 0, highest = 0;
+      std::string lowest_at, highest_at;
+      for (std::size_t i = 0; i < other.rows.size(); ++i) {
+        const auto& row = other.rows[i];
+        // collective_time takes nccl-tests' size: a gather's and a scatter's whole buffer, a send's
+        // message (sim/collectives/ring.cpp: T = (p-1)/p * S/B + (p-1) * alpha).
+        const double per_device = row.bytes;
+        const double predicted = kind == sim::CollectiveKind::SendRecv ? sim::collective_time(cluster, kind, std::span(group).first(2), per_device).time.seconds()
+                                                                        : sim::collective_time(cluster, kind, group, per_device).time.seconds();
+        const double error = (predicted - row.time_s) / row.time_s;
+        if (i == 0 || error < lowest) lowest = error, lowest_at = bytes_text(row.bytes);
+        if (i == 0 || error > highest) highest = error, highest_at = bytes_text(row.bytes);
       }
-      l.sources["efficiency"] += "; the other collectives, polled the same way and predicted from this link (8 B to 64 MiB): " + checked;
+      return reports::change_percent(1 + lowest, 1) + " (" + lowest_at + ") to " + reports::change_percent(1 + highest, 1) + " (" + highest_at + ")";
+    };
+    out << "  own curves of the other collectives" << (log.hosts == 1 ? " (error against the measurement, 8 B to 64 MiB: from the all-reduce's curve -> from their own)" : "") << ":\n";
+    for (const auto& other : others) {
+      const std::string before = error_range(other);
+      l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it by `parasim calibrate --backend mpi`");
+      const std::string after = error_range(other);
+      const std::string name(calibrate::to_string(other.test));
+      const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
+                                       : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
+                                                                                          : sim::CollectiveKind::SendRecv;
+      if (l.collective_efficiency.count(kind)) print_curve(out, ("  " + name).c_str(), l.collective_efficiency.at(kind), bytes_text);
+      if (!before.empty()) {
+        out << "      " << before << " -> " << after << "\n";
+        l.sources["collective_efficiency." + std::string(sim::to_string(kind))] += "; predicted from the all-reduce's curve " + before + ", from its own " + after;
+      }
     }
     // The ranks' compute device: --device, else the host's CPU (the device `parasim execute` runs).
     const std::string device = a.device.empty() ? "host-cpu" : a.device;

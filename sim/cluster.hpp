@@ -17,6 +17,13 @@ struct Link {
   double bandwidth_bytes_per_s = 0;  ///< per device (NIC, torus link), per direction
   double latency_s = 0;
   EfficiencyCurve efficiency;
+  std::map<CollectiveKind, EfficiencyCurve> collective_efficiency;  ///< LinkProfile::collective_efficiency
+  /// The curve collectives of `kind` reach over this link: the kind's own where the profile has one,
+  /// else `efficiency`.
+  [[nodiscard]] const EfficiencyCurve& efficiency_of(CollectiveKind kind) const {
+    const auto it = collective_efficiency.find(kind);
+    return it != collective_efficiency.end() ? it->second : efficiency;
+  }
   /// The collective library's protocols over the link (sim/profile.hpp, Protocol); empty: one
   /// protocol of latency_s per step at full bandwidth.
   std::vector<Protocol> protocols;

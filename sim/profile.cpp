@@ -62,6 +62,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
 std::vector<std::string> figure_names(const LinkProfile& link) {
   std::vector<std::string> names{"bandwidth_bytes_per_s", "latency_s", "efficiency"};
   if (!link.protocols.empty()) names.emplace_back("protocols");
+  for (const auto& [kind, curve] : link.collective_efficiency) names.push_back("collective_efficiency." + std::string(to_string(kind)));
   return names;
 }
 

@@ -135,6 +135,11 @@ struct LinkProfile {
   double latency_s = 0;              ///< per message / per algorithm step (alpha)
   /// Fraction of bandwidth a collective reaches, by message bytes (NCCL bus bandwidth over line rate).
   EfficiencyCurve efficiency;
+  /// A collective kind's own curve where it was measured apart from the all-reduce (`calibrate
+  /// --backend mpi` measures all-gather, reduce-scatter and send-recv as the executor runs them):
+  /// libraries run each kind with its own algorithm and copies, so one curve does not fit them all.
+  /// A kind without one uses `efficiency`. Never the all-reduce's.
+  std::map<CollectiveKind, EfficiencyCurve> collective_efficiency;
   /// The collective library's protocols over this link; empty: one protocol of `latency_s` per step,
   /// full bandwidth and no per-collective cost.
   std::vector<Protocol> protocols;
@@ -143,7 +148,7 @@ struct LinkProfile {
 };
 
 /// The names of the figures of a link profile: "bandwidth_bytes_per_s", "latency_s", "efficiency",
-/// and "protocols" when it has some.
+/// "protocols" when it has some, and "collective_efficiency.KIND" for each kind's own curve.
 [[nodiscard]] std::vector<std::string> figure_names(const LinkProfile& link);
 
 struct Profile {

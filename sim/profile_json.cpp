@@ -255,6 +255,25 @@ LinkProfile read_link(const JsonDocument& doc, const std::string& pointer, const
   l.latency_s = r.number("latency_s", 0);
   r.required("efficiency");
   l.efficiency = read_curve(doc, r.pointer_of("efficiency"));
+  if (r.has("collective_efficiency")) {
+    ObjectReader kinds = r.object("collective_efficiency");
+    for (const auto& key : keys_of(doc, kinds.pointer())) {
+      kinds.accept(key);
+      std::optional<CollectiveKind> kind;
+      std::string expected;
+      for (const auto k : {CollectiveKind::ReduceScatter, CollectiveKind::AllGather, CollectiveKind::AllToAll, CollectiveKind::Broadcast,
+                           CollectiveKind::SendRecv}) {
+        if (key == to_string(k)) kind = k;
+        expected += (expected.empty() ? "\"" : ", \"") + std::string(to_string(k)) + "\"";
+      }
+      if (!kind)
+        throw doc.error_at_key(kinds.pointer_of(key), "found \"" + key + "\", expected a collective kind other than the all-reduce (" + expected +
+                                                          "); the all-reduce's curve is \"efficiency\"");
+      l.collective_efficiency[*kind] = read_curve(doc, kinds.pointer_of(key));
+    }
+  } else {
+    r.accept("collective_efficiency");
+  }
   if (r.has("protocols")) {
     for (const auto& at : r.array("protocols")) {
       ObjectReader e(doc, at);
@@ -406,6 +425,11 @@ nlohmann::json to_json(const Profile& profile) {
         {"efficiency", curve_to_json(l.efficiency)},
         {"sources", sources_to_json(l.sources)},
     };
+    if (!l.collective_efficiency.empty()) {
+      nlohmann::json kinds = nlohmann::json::object();
+      for (const auto& [kind, curve] : l.collective_efficiency) kinds[std::string(to_string(kind))] = curve_to_json(curve);
+      links[name]["collective_efficiency"] = kinds;
+    }
     if (!l.protocols.empty()) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& p : l.protocols)

@@ -50,8 +50,8 @@ struct Cost {
   return cluster.inter_kind == InterNodeKind::Torus && !cluster.torus_dims.empty();
 }
 
-/// `bandwidth_bytes_per_s` × the link's efficiency at a message of `bytes`.
-[[nodiscard]] double effective_bandwidth(const Link& link, double bandwidth_bytes_per_s, double bytes);
+/// `bandwidth_bytes_per_s` × the link's efficiency for collectives of `kind` at a message of `bytes`.
+[[nodiscard]] double effective_bandwidth(const Link& link, double bandwidth_bytes_per_s, double bytes, CollectiveKind kind);
 
 /// The bottleneck bandwidth and the per-step latency of a ring (or chain, or tree) through the group.
 struct Path {
@@ -59,12 +59,13 @@ struct Path {
   double latency = 0;    ///< seconds per step
 };
 /// The ring of ring.cpp (one channel per member of a node when it spans nodes).
-[[nodiscard]] Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes);
+[[nodiscard]] Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes, CollectiveKind kind);
 /// The bound that the fabric beyond the NICs puts on `channels` flows that each leave every leaf
 /// group (and site) the group spans once and enter it once, as a ring's channels do: on each leaf
 /// uplink `per_leaf` of them share U_min, and all of them share a site's WAN link. Bytes/s of all
 /// channels together, after the inter-node efficiency at `bytes`; infinity when nothing binds.
-[[nodiscard]] double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes);
+[[nodiscard]] double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes,
+                                  CollectiveKind kind);
 /// Channels of a ring that share one leaf uplink: rail-optimised, those on one NIC; else all of a node's.
 [[nodiscard]] double channels_per_leaf(const Cluster& cluster, const GroupShape& shape);
 /// The latency of one step between nodes: the WAN's when the group spans sites, else the NICs'.

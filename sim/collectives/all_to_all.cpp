@@ -43,7 +43,7 @@ Cost switched(const Cluster& cluster, const GroupShape& shape, std::span<const s
 Cost torus(const Cluster& cluster, const GroupShape& shape, double S) {
   const double p = static_cast<double>(shape.size);
   const Link& link = cluster.inter;
-  const double b = effective_bandwidth(link, link.bandwidth_bytes_per_s, S);
+  const double b = effective_bandwidth(link, link.bandwidth_bytes_per_s, S, CollectiveKind::AllToAll);
   std::size_t longest = 0;
   double links = 0;
   double steps = 0;

@@ -31,14 +31,14 @@ std::optional<Cost> collnet_cost(const Cluster& cluster, const GroupShape& shape
   const double shard = S / k;
   double intra = 0, latency = 2 * inter_latency(cluster, shape);
   if (shape.max_per_node > 1) {
-    double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S);
+    double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S, CollectiveKind::AllReduce);
     if (shape.spans_pcie_switches)
-      b_intra = std::min(b_intra, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S));
+      b_intra = std::min(b_intra, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S, CollectiveKind::AllReduce));
     intra = 2 * (k - 1) / k * S / b_intra;
     latency += 2 * (k - 1) * cluster.intra.latency_s;
   }
-  const double b_inter = std::min(effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard),
-                                  fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), shard) / k);
+  const double b_inter = std::min(effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard, CollectiveKind::AllReduce),
+                                  fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), shard, CollectiveKind::AllReduce) / k);
   return Cost{std::max(intra, shard / b_inter) + latency, 2 * (k - 1) / k * S, shard};
 }
 

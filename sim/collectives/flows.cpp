@@ -48,8 +48,8 @@ Members by_node(const Cluster& cluster, std::span<const std::int64_t> group) {
   return out;
 }
 
-double intra_efficiency(const Cluster& c, double size) { return c.intra.efficiency.at(size); }
-double inter_efficiency(const Cluster& c, double size) { return c.inter.efficiency.at(size); }
+double intra_efficiency(const Cluster& c, double size, CollectiveKind kind) { return c.intra.efficiency_of(kind).at(size); }
+double inter_efficiency(const Cluster& c, double size, CollectiveKind kind) { return c.inter.efficiency_of(kind).at(size); }
 
 /// The order of a ring through a torus sub-grid: boustrophedon (a reflected mixed-radix Gray code
 /// over each dimension's used coordinates), so consecutive members are neighbours and, with an even
@@ -114,7 +114,7 @@ CollectiveFlows ring_flows(const Cluster& cluster, const GroupShape& shape, std:
     default: PARASIM_CHECK(false, std::string("no ring for ") + std::string(to_string(kind)));
   }
   // The closed form's protocol (ring.cpp): its latency, and its share of every link's bandwidth.
-  const collectives::Path path = collectives::ring_path(cluster, shape, S);
+  const collectives::Path path = collectives::ring_path(cluster, shape, S, kind);
   const collectives::RingSteps rs = collectives::ring_steps(shape, kind);
   const double moved = kind == CollectiveKind::Broadcast ? S : T;
   const collectives::ProtocolTerms terms =
@@ -123,8 +123,8 @@ CollectiveFlows ring_flows(const Cluster& cluster, const GroupShape& shape, std:
   FlowPhase phase;
   const auto flow = [&](std::int64_t a, std::int64_t b, double bytes) {
     if (kind == CollectiveKind::Broadcast && b == root) return;  // a broadcast chain ends before its root
-    const double eff = collectives::is_torus(cluster) || cluster.node_of(a) != cluster.node_of(b) ? inter_efficiency(cluster, S)
-                                                                                                  : intra_efficiency(cluster, S);
+    const double eff = collectives::is_torus(cluster) || cluster.node_of(a) != cluster.node_of(b) ? inter_efficiency(cluster, S, kind)
+                                                                                                  : intra_efficiency(cluster, S, kind);
     phase.flows.push_back(Flow{a, b, bytes, latency, eff * terms.fraction});
   };
   if (collectives::is_torus(cluster) || shape.nodes == 1) {
@@ -187,8 +187,8 @@ void add_double_tree_flows(const Cluster& cluster, const Members& m, std::int64_
         const std::int64_t a = m.on_node[static_cast<std::size_t>(child)][static_cast<std::size_t>(c)];
         const std::int64_t b = m.on_node[static_cast<std::size_t>(parent)][static_cast<std::size_t>(c)];
         const double bytes = S / 2 / static_cast<double>(k);
-        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S) * fraction});
-        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S) * fraction});
+        phase.flows.push_back(Flow{a, b, bytes, latency, inter_efficiency(cluster, S, CollectiveKind::AllReduce) * fraction});
+        phase.flows.push_back(Flow{b, a, bytes, latency, inter_efficiency(cluster, S, CollectiveKind::AllReduce) * fraction});
       }
     }
 }
@@ -206,8 +206,8 @@ CollectiveFlows tree_flows(const Cluster& cluster, const GroupShape& shape, std:
   FlowPhase phase;
   for (const auto& members : m.on_node)
     for (std::size_t j = 0; j + 1 < members.size(); ++j) {
-      phase.flows.push_back(Flow{members[j], members[j + 1], S, latency, intra_efficiency(cluster, S) * terms.fraction});
-      phase.flows.push_back(Flow{members[j + 1], members[j], S, latency, intra_efficiency(cluster, S) * terms.fraction});
+      phase.flows.push_back(Flow{members[j], members[j + 1], S, latency, intra_efficiency(cluster, S, CollectiveKind::AllReduce) * terms.fraction});
+      phase.flows.push_back(Flow{members[j + 1], members[j], S, latency, intra_efficiency(cluster, S, CollectiveKind::AllReduce) * terms.fraction});
     }
   add_double_tree_flows(cluster, m, shape.nodes, shape.min_per_node, S, latency, phase, terms.fraction);
   return CollectiveFlows{{std::move(phase)}};
@@ -227,13 +227,13 @@ CollectiveFlows hierarchical_flows(const Cluster& cluster, const GroupShape& sha
   for (const auto& members : m.on_node)
     for (std::size_t j = 0; j < members.size(); ++j)
       intra.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], (k - 1) / k * S, (k - 1) * cluster.intra.latency_s,
-                                 intra_efficiency(cluster, S)});
+                                 intra_efficiency(cluster, S, kind)});
   const double passes = kind == CollectiveKind::AllReduce ? 2 : 1;
   const double alpha = collectives::inter_latency(cluster, shape);
   for (std::size_t i = 0; i < m.nodes.size(); ++i)
     for (std::size_t j = 0; j < m.on_node[i].size(); ++j)
       inter.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], passes * (n - 1) / n * shard,
-                                 passes * (n - 1) * alpha, inter_efficiency(cluster, shard)});
+                                 passes * (n - 1) * alpha, inter_efficiency(cluster, shard, kind)});
   switch (kind) {
     case CollectiveKind::AllReduce: return CollectiveFlows{{intra, std::move(inter), intra}};
     case CollectiveKind::ReduceScatter: return CollectiveFlows{{std::move(intra), std::move(inter)}};
@@ -284,10 +284,10 @@ CollectiveFlows collnet_flows(const Cluster& cluster, const GroupShape& shape, s
   if (shape.max_per_node > 1)
     for (const auto& members : m.on_node)
       for (std::size_t j = 0; j < members.size(); ++j)
-        phase.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], 2 * (k - 1) / k * S, latency, intra_efficiency(cluster, S)});
+        phase.flows.push_back(Flow{members[j], members[(j + 1) % members.size()], 2 * (k - 1) / k * S, latency, intra_efficiency(cluster, S, CollectiveKind::AllReduce)});
   for (std::size_t i = 0; i < m.nodes.size(); ++i)
     for (std::size_t j = 0; j < m.on_node[i].size(); ++j)
-      phase.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], shard, latency, inter_efficiency(cluster, shard)});
+      phase.flows.push_back(Flow{m.on_node[i][j], m.on_node[(i + 1) % m.nodes.size()][j], shard, latency, inter_efficiency(cluster, shard, CollectiveKind::AllReduce)});
   return CollectiveFlows{{std::move(phase)}};
 }
 
@@ -318,7 +318,7 @@ CollectiveFlows torus_rings_flows(const Cluster& cluster, const GroupShape& shap
     const bool both = shape.full_ring[dim];
     const double bytes = (g - 1) / g * data / (both ? 2 : 1);
     const double latency = (g - 1) * cluster.inter.latency_s;
-    const double eff = inter_efficiency(cluster, data);
+    const double eff = inter_efficiency(cluster, data, kind);
     FlowPhase pass;
     for (auto& [key, line] : lines) {
       std::sort(line.begin(), line.end());
@@ -359,7 +359,7 @@ CollectiveFlows all_to_all_flows(const Cluster& cluster, const GroupShape& shape
     for (const std::int64_t b : group) {
       if (a == b) continue;
       const bool inside = !collectives::is_torus(cluster) && cluster.node_of(a) == cluster.node_of(b);
-      phase.flows.push_back(Flow{a, b, S / p, latency, inside ? intra_efficiency(cluster, S) : inter_efficiency(cluster, S)});
+      phase.flows.push_back(Flow{a, b, S / p, latency, inside ? intra_efficiency(cluster, S, CollectiveKind::AllToAll) : inter_efficiency(cluster, S, CollectiveKind::AllToAll)});
     }
   return CollectiveFlows{{std::move(phase)}};
 }
@@ -414,7 +414,7 @@ CollectiveFlows collective_flows(const Cluster& cluster, CollectiveKind kind, st
         const std::int64_t dst = group[0] == first ? group[1] : group[0];
         const bool inside = !collectives::is_torus(cluster) && cluster.node_of(first) == cluster.node_of(dst);
         return CollectiveFlows{{FlowPhase{{Flow{first, dst, bytes, collectives::send_recv_latency(cluster, first, dst),
-                                                inside ? intra_efficiency(cluster, bytes) : inter_efficiency(cluster, bytes)}}}}};
+                                                inside ? intra_efficiency(cluster, bytes, kind) : inter_efficiency(cluster, bytes, kind)}}}}};
       }
       PARASIM_CHECK(kind == CollectiveKind::AllToAll, "direct runs all-to-all and send-recv only");
       return all_to_all_flows(cluster, shape, group, bytes);

@@ -8,9 +8,9 @@
 
 namespace parasim::sim::collectives {
 
-double effective_bandwidth(const Link& link, double bandwidth_bytes_per_s, double bytes) {
+double effective_bandwidth(const Link& link, double bandwidth_bytes_per_s, double bytes, CollectiveKind kind) {
   PARASIM_CHECK(bandwidth_bytes_per_s > 0, "link \"" + link.name + "\" has no bandwidth but a collective crosses it");
-  return bandwidth_bytes_per_s * link.efficiency.at(bytes);
+  return bandwidth_bytes_per_s * link.efficiency_of(kind).at(bytes);
 }
 
 GroupShape analyse_group(const Cluster& cluster, std::span<const std::int64_t> group) {

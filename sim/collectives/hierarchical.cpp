@@ -18,14 +18,14 @@ std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& 
   const double S = bytes;
   const double shard = S / k;
   // Inside a node: a ring over its k members, on PCIe through each switch's uplink once each way.
-  double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S);
+  double b_intra = effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S, kind);
   if (shape.spans_pcie_switches)
-    b_intra = std::min(b_intra, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S));
+    b_intra = std::min(b_intra, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S, kind));
   // Between nodes: k rings, one per local rank, each on its device's NIC share; beyond the NICs the k
   // rings are the k channels of fabric_bound, so each ring gets 1/k of that bound.
   const double b_inter =
-      std::min(effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard),
-               fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), shard) / k);
+      std::min(effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), shard, kind),
+               fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), shard, kind) / k);
   const double a_intra = cluster.intra.latency_s;
   const double a_inter = inter_latency(cluster, shape);
   // Intra-node ring reduce-scatter (or all-gather) of S over k: (k−1)/k · S/B_intra + (k−1)·α_intra.

@@ -31,7 +31,7 @@ namespace {
 
 /// The in-switch stage over k members of one node: (k+1)/k · S per rank each way.
 double nvls_stage_seconds(const Cluster& cluster, double k, double S) {
-  return (k + 1) / k * S / effective_bandwidth(cluster.nvls, cluster.nvls.bandwidth_bytes_per_s, S);
+  return (k + 1) / k * S / effective_bandwidth(cluster.nvls, cluster.nvls.bandwidth_bytes_per_s, S, CollectiveKind::AllReduce);
 }
 
 }  // namespace
@@ -57,8 +57,8 @@ std::optional<Cost> nvls_tree_cost(const Cluster& cluster, const GroupShape& sha
   const double k = static_cast<double>(shape.min_per_node);
   const double p = static_cast<double>(shape.size);
   const double intra = nvls_stage_seconds(cluster, k, S);
-  const double b_tree = std::min(k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S),
-                                 fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), S));
+  const double b_tree = std::min(k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S, CollectiveKind::AllReduce),
+                                 fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), S, CollectiveKind::AllReduce));
   const double inter = 2 * S / b_tree;
   const double n = static_cast<double>(shape.nodes);
   const double latency = cluster.nvls.latency_s + 2 * std::ceil(std::log2(n)) * inter_latency(cluster, shape);

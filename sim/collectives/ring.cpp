@@ -17,21 +17,21 @@ double inter_latency(const Cluster& cluster, const GroupShape& shape) {
   return shape.spans_sites ? cluster.wan.latency_s : cluster.inter.latency_s;
 }
 
-double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes) {
+double fabric_bound(const Cluster& cluster, const GroupShape& shape, double channels, double per_leaf, double bytes, CollectiveKind kind) {
   double bound = std::numeric_limits<double>::infinity();
   // Each channel crosses a leaf uplink at most once each way, and `per_leaf` channels share one: a
   // channel gets U_min / per_leaf, all of them channels × that.
   if (shape.spans_leaves)
-    bound = std::min(bound, channels / per_leaf * effective_bandwidth(cluster.inter, shape.min_leaf_uplink, bytes));
+    bound = std::min(bound, channels / per_leaf * effective_bandwidth(cluster.inter, shape.min_leaf_uplink, bytes, kind));
   // Every channel leaves and enters each site once through the site's one WAN link.
-  if (shape.spans_sites) bound = std::min(bound, effective_bandwidth(cluster.wan, cluster.wan.bandwidth_bytes_per_s, bytes));
+  if (shape.spans_sites) bound = std::min(bound, effective_bandwidth(cluster.wan, cluster.wan.bandwidth_bytes_per_s, bytes, kind));
   return bound;
 }
 
-Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes) {
+Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes, CollectiveKind kind) {
   if (is_torus(cluster)) {
     // A ring embedded in the torus: every hop is one torus link, one direction.
-    return {effective_bandwidth(cluster.inter, cluster.inter.bandwidth_bytes_per_s, bytes), cluster.inter.latency_s};
+    return {effective_bandwidth(cluster.inter, cluster.inter.bandwidth_bytes_per_s, bytes, kind), cluster.inter.latency_s};
   }
   // Bottleneck of a ring through n nodes with k members each. NCCL builds as many channels (rings)
   // as there are NICs near the devices, each entering and leaving a node through its own NIC, and
@@ -51,15 +51,15 @@ Path ring_path(const Cluster& cluster, const GroupShape& shape, double bytes) {
   if (shape.max_per_node > 1) {
     const double k = static_cast<double>(shape.min_per_node);
     const double share = (shape.nodes > 1 && shape.uniform() && cluster.intra_kind != IntraNodeKind::PCIe) ? k / (k - 1) : 1.0;
-    path.bandwidth = std::min(path.bandwidth, share * effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, bytes));
+    path.bandwidth = std::min(path.bandwidth, share * effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, bytes, kind));
     path.latency = std::max(path.latency, cluster.intra.latency_s);
   }
   if (shape.spans_pcie_switches)
-    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, bytes));
+    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, bytes, kind));
   if (shape.nodes > 1) {
     const double k = static_cast<double>(shape.min_per_node);
-    path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), bytes));
-    path.bandwidth = std::min(path.bandwidth, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), bytes));
+    path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), bytes, kind));
+    path.bandwidth = std::min(path.bandwidth, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), bytes, kind));
     path.latency = std::max(path.latency, inter_latency(cluster, shape));
   }
   PARASIM_CHECK(path.bandwidth < std::numeric_limits<double>::infinity(), "a ring of one device has no path");
@@ -126,7 +126,7 @@ RingSteps ring_steps(const GroupShape& shape, CollectiveKind kind) {
 std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes) {
   const double p = static_cast<double>(shape.size);
   const double S = bytes;
-  const Path path = ring_path(cluster, shape, S);
+  const Path path = ring_path(cluster, shape, S, kind);
   const double B = path.bandwidth;
   const double alpha = path.latency;
   // A ring over n ≥ 2 nodes leaves a node n times; inside one node never.

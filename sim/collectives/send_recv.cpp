@@ -26,7 +26,7 @@ std::optional<Cost> send_recv_cost(const Cluster& cluster, std::span<const std::
   for (const LinkId l : path) {
     const TopologyLink link = link_of(cluster, layout, l);
     const double raw = link.link_class == LinkClass::Nic ? cluster.inter_bandwidth_per_device() : link.bandwidth_bytes_per_s;
-    bandwidth = std::min(bandwidth, effective_bandwidth(cls, raw, S));
+    bandwidth = std::min(bandwidth, effective_bandwidth(cls, raw, S, CollectiveKind::SendRecv));
   }
   PARASIM_CHECK(!path.empty(), "a send-recv between two devices crosses at least one link");
   const double seconds = S / bandwidth + send_recv_latency(cluster, group[0], group[1]);

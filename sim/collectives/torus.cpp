@@ -31,7 +31,7 @@ std::optional<Cost> torus_rings_cost(const Cluster& cluster, const GroupShape& s
   double half = 0;  // one reduce-scatter (or all-gather) pass
   for (const std::size_t i : order) {
     const double g = static_cast<double>(shape.extents[i]);
-    const double b = (shape.full_ring[i] ? 2.0 : 1.0) * effective_bandwidth(link, link.bandwidth_bytes_per_s, data);
+    const double b = (shape.full_ring[i] ? 2.0 : 1.0) * effective_bandwidth(link, link.bandwidth_bytes_per_s, data, kind);
     half += (g - 1) / g * data / b + (g - 1) * link.latency_s;
     data /= g;
   }

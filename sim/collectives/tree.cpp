@@ -28,15 +28,15 @@ Path tree_path(const Cluster& cluster, const GroupShape& shape, double bytes) {
   // tree edges do not follow the ring's one crossing per leaf group.
   Path path{std::numeric_limits<double>::infinity(), 0};
   if (shape.max_per_node > 1) {
-    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S));
+    path.bandwidth = std::min(path.bandwidth, effective_bandwidth(cluster.intra, cluster.intra.bandwidth_bytes_per_s, S, CollectiveKind::AllReduce));
     path.latency = std::max(path.latency, cluster.intra.latency_s);
   }
   if (shape.spans_pcie_switches)
-    path.bandwidth = std::min(path.bandwidth, 2 * effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S));
+    path.bandwidth = std::min(path.bandwidth, 2 * effective_bandwidth(cluster.host_bridge, cluster.host_bridge.bandwidth_bytes_per_s, S, CollectiveKind::AllReduce));
   if (shape.nodes > 1) {
     const double k = static_cast<double>(shape.min_per_node);
-    path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S));
-    path.bandwidth = std::min(path.bandwidth, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), S));
+    path.bandwidth = std::min(path.bandwidth, k * effective_bandwidth(cluster.inter, cluster.inter_bandwidth_per_device(), S, CollectiveKind::AllReduce));
+    path.bandwidth = std::min(path.bandwidth, fabric_bound(cluster, shape, k, channels_per_leaf(cluster, shape), S, CollectiveKind::AllReduce));
     path.latency = std::max(path.latency, inter_latency(cluster, shape));
   }
   return path;

@@ -147,3 +147,38 @@ TEST_CASE("nccl-tests: bad logs name the file, line and column", "[calibrate][nc
     CHECK(parse_error(read(kLog), NcclTest::AllGather) == "log.txt:1:1: the log is of all_reduce, but all_gather was asked for");
   }
 }
+
+// An all-gather measured on two ranks over a link already fitted (10 GB/s, α 1 µs): its own curve is
+// each size's bus bandwidth, nccl-tests' (n−1)/n = 1/2 of the size over the time less one step's α:
+// 2e6 B in 101 µs → 0.5 · 2e6 / 100e-6 = 1e10 B/s, efficiency 1; 2e8 B in 20.001 ms → 0.5 · 2e8 / 0.02
+// = 5e9 B/s, 0.5; 8 B in 0.5 µs is all latency and says nothing.
+TEST_CASE("nccl-tests: another collective's own curve on a fitted link gives back its times", "[calibrate][nccl]") {
+  sim::LinkProfile link;
+  link.name = "wire";
+  link.bandwidth_bytes_per_s = 1e10;
+  link.latency_s = 1e-6;
+  link.efficiency.points = {{1, 1.0}};
+  NcclTestsLog log;
+  log.test = NcclTest::AllGather;
+  log.ranks = 2;
+  log.hosts = 1;
+  log.rows = {{8, 0.5e-6, 0, 0, 1}, {2e6, 101e-6, 0, 0, 2}, {2e8, 0.020001, 0, 0, 3}};
+  const sim::LinkProfile fitted = with_collective_curve(link, log, "a test sweep");
+  const auto& curve = fitted.collective_efficiency.at(sim::CollectiveKind::AllGather);
+  REQUIRE(curve.points.size() == 2);
+  CHECK(curve.points[0].first == 2e6);
+  CHECK_THAT(curve.points[0].second, WithinRel(1.0, 1e-9));
+  CHECK_THAT(curve.points[1].second, WithinRel(0.5, 1e-9));
+  CHECK(fitted.efficiency == link.efficiency);  // the all-reduce's curve stays
+  CHECK(fitted.sources.at("collective_efficiency.all-gather").rfind("a test sweep, 2 ranks: ", 0) == 0);
+  // The ring all-gather on two devices with it: (1/2) · 2e8 / (1e10 · 0.5) + 1 µs = 20.001 ms.
+  sim::Cluster c;
+  c.nodes = 1;
+  c.devices_per_node = 2;
+  c.devices = {sim::Device{0, 0, "chip", 1}, sim::Device{1, 0, "chip", 1}};
+  c.intra = sim::Link{"wire", 1e10, 1e-6, link.efficiency, fitted.collective_efficiency, {}};
+  c.nics_per_node = 2;
+  const std::vector<std::int64_t> both{0, 1};
+  CHECK_THAT(sim::collective_time(c, sim::CollectiveKind::AllGather, both, 2e8, sim::CollectiveAlgorithm::Ring).time.seconds(), WithinRel(0.020001, 1e-9));
+  CHECK_THAT(sim::collective_time(c, sim::CollectiveKind::AllGather, both, 2e6, sim::CollectiveAlgorithm::Ring).time.seconds(), WithinRel(101e-6, 1e-9));
+}

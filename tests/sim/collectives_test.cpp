@@ -48,6 +48,20 @@ TEST_CASE("ring reduce-scatter and all-gather: (p-1)/p · S/B + (p-1)·α", "[si
   CHECK_THAT(seconds(switched(1, 8), kind, iota(8), 1e9, CollectiveAlgorithm::Ring), WithinRel(0.008757, 1e-12));
 }
 
+// A link with an all-gather curve of its own (calibrate --backend mpi measures one): the all-gather
+// takes it, the other kinds keep the link's curve (1 on the test link).
+TEST_CASE("a collective kind's own curve prices that kind only", "[sim][collectives]") {
+  Cluster c = switched(1, 8);
+  c.intra.collective_efficiency[CollectiveKind::AllGather] = EfficiencyCurve{{{1, 0.5}}};
+  // 7/8 · 1e9 / (100e9 · 0.5) + 7 · 1e-6 = 0.0175 + 0.000007 = 0.017507 s.
+  CHECK_THAT(seconds(c, CollectiveKind::AllGather, iota(8), 1e9, CollectiveAlgorithm::Ring), WithinRel(0.017507, 1e-12));
+  CHECK_THAT(seconds(c, CollectiveKind::ReduceScatter, iota(8), 1e9, CollectiveAlgorithm::Ring), WithinRel(0.008757, 1e-12));
+  CHECK_THAT(seconds(c, CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Ring), WithinRel(0.017514, 1e-12));
+  // The flows SimGrid runs carry the same curve: alone on the links, the same time.
+  CHECK_THAT(uncontended_seconds(c, collective_flows(c, CollectiveKind::AllGather, iota(8), 1e9, CollectiveAlgorithm::Ring)),
+             WithinRel(0.017507, 1e-9));
+}
+
 TEST_CASE("ring across nodes: B = min(B_intra, k · B_inter per device), α of the slowest link", "[sim][collectives]") {
   const Cluster c = switched(2, 4);
   const auto e = collective_time(c, CollectiveKind::AllReduce, iota(8), 1e9, CollectiveAlgorithm::Ring);

@@ -185,6 +185,14 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
           "\"optimizer_flops_per_s\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
   }
+  SECTION("a collective kind's own curve reads back; the all-reduce's is the link's efficiency") {
+    const Profile p = profile_from_json(JsonDocument::parse(make("", ",\n      \"collective_efficiency\": { \"all-gather\": [[1, 0.5]] }"), "p.json"));
+    CHECK(p.link("wire").collective_efficiency.at(CollectiveKind::AllGather).at(1) == 0.5);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK_THAT(error_of(make("", ",\n      \"collective_efficiency\": { \"all-reduce\": [[1, 0.5]] }")),
+               Catch::Matchers::EndsWith("at /links/wire/collective_efficiency/all-reduce: found \"all-reduce\", expected a collective kind other than the "
+                                         "all-reduce (\"reduce-scatter\", \"all-gather\", \"all-to-all\", \"broadcast\", \"send-recv\"); the all-reduce's curve is \"efficiency\""));
+  }
   SECTION("a held-out check of a kernel the calibration does not check") {
     CHECK(error_of(make(",\n      \"held_out\": [{ \"kernel\": \"conv\", \"shape\": \"3x3\", \"measured_s\": 1, \"predicted_s\": 1 }]")) ==
           "p.json:12:32: at /devices/chip/held_out/0/kernel: found \"conv\", expected \"gemm\" or \"memory\"");
