@@ -83,7 +83,8 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
   int named_line = 0;
   std::set<std::string> hosts;
   // Columns of the out-of-place size, time and busbw (0-based token indices), from the header.
-  std::optional<std::size_t> col_size, col_time, col_busbw, col_time_in_place;
+  std::optional<std::size_t> col_size, col_time, col_busbw, col_time_in_place, col_algbw;
+  std::vector<double> bus_over_alg;  // busbw / algbw of each row that prints both above zero
   int line_no = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -93,12 +94,20 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
     ++line_no;
     const std::vector<Token> tok = tokens_of(line);
     if (tok.empty()) continue;
-    if (tok[0].text.front() == '#') {
-      // A comment: the collective's name, a rank, or the table header.
-      std::vector<Token> words = tok;
+    // A comment — the collective's name, a rank, the table header or its units — or, in the
+    // layout of older nccl-tests (2021: NVIDIA/nccl#583), the same lines printed without the '#'.
+    const bool comment = tok[0].text.front() == '#';
+    std::vector<Token> words = tok;
+    if (comment) {
       if (words[0].text == "#") words.erase(words.begin());
       else words[0].text.remove_prefix(1);
-      if (words.size() >= 4 && words[0].text == "Collective" && words[1].text == "test" && words[2].text == "starting:") {
+    }
+    const bool rank_line = words.size() >= 2 && words[0].text == "Rank";
+    const bool header = !words.empty() && words[0].text == "size" && std::any_of(words.begin(), words.end(), [](const Token& w) { return w.text == "busbw"; });
+    const bool units = !words.empty() && words[0].text == "(B)";
+    const bool starting = words.size() >= 4 && words[0].text == "Collective" && words[1].text == "test" && words[2].text == "starting:";
+    if (comment || rank_line || header || units || starting) {
+      if (starting) {
         std::string_view name = words[3].text;
         if (name.size() > 5 && name.substr(name.size() - 5) == "_perf") name.remove_suffix(5);
         named = nccl_test_from_string(name);
@@ -107,7 +116,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
                            "found the collective \"" + std::string(words[3].text) +
                                "\", expected all_reduce_perf, all_gather_perf, reduce_scatter_perf or sendrecv_perf (the collectives parasim's link calibration fits)");
         named_line = line_no;
-      } else if (words.size() >= 2 && words[0].text == "Rank") {
+      } else if (rank_line) {
         ++log.rank_lines;
         const auto index = number(words[1].text);
         log.ranks = std::max(log.ranks, index && *index >= 0 && *index == std::floor(*index) ? static_cast<std::int64_t>(*index) + 1 : 0);
@@ -122,14 +131,20 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
             log.device = source_text(name);
           }
         }
-      } else if (!words.empty() && words[0].text == "size") {
+      } else if (header) {
+        // Token k of the header is token k of a result row (a row has no leading '#').
         for (std::size_t k = 0; k < words.size(); ++k) {
-          // Token k of the header is token k of a result row (the row has no leading '#').
           if (words[k].text == "size" && !col_size) col_size = k;
           if (words[k].text == "time" && col_time && !col_time_in_place) col_time_in_place = k;
           if (words[k].text == "time" && !col_time) col_time = k;
+          if (words[k].text == "algbw" && !col_algbw) col_algbw = k;
           if (words[k].text == "busbw" && !col_busbw) col_busbw = k;
         }
+      } else if (units && words.size() >= 3 && words[2].text != "(us)") {
+        // "(B) (elements) (us) (GB/s) ...": the units of size, count, then time (the type, redop
+        // and root columns have none).
+        throw InputError(file, line_no, words[2].column, "",
+                         "found the time column's unit \"" + std::string(words[2].text) + "\", expected \"(us)\" (nccl-tests prints microseconds)");
       }
       continue;
     }
@@ -158,16 +173,43 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
     row.time_s = field(*col_time, "time (us)", true) * 1e-6;
     if (col_time_in_place && *col_time_in_place < tok.size()) row.in_place_time_s = field(*col_time_in_place, "in-place time (us)", true) * 1e-6;
     row.bus_bytes_per_s = field(*col_busbw, "busbw (GB/s)", false) * 1e9;
+    if (col_algbw && *col_algbw < tok.size())
+      if (const auto alg = number(tok[*col_algbw].text); alg && *alg >= 1 && row.bus_bytes_per_s >= 1e9) bus_over_alg.push_back(row.bus_bytes_per_s / 1e9 / *alg);
     log.rows.push_back(row);
   }
   if (test && named && *test != *named)
     throw InputError(file, named_line, 1, "",
                      "the log is of " + std::string(to_string(*named)) + ", but " + std::string(to_string(*test)) + " was asked for");
-  if (!test && !named)
-    throw InputError(file, 1, 1, "", "found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective)");
-  log.test = test ? *test : *named;
   if (log.rows.empty()) throw InputError(file, line_no, 1, "", "found no result rows, expected the size/time/busbw table of nccl-tests");
   log.ranks = std::max(log.ranks, log.rank_lines);
+  if (!test && !named) {
+    // Older nccl-tests print no "Collective test starting" line (NVIDIA/nccl-tests#107, 2022). Its
+    // busbw is algbw times the collective's factor (nccl-tests doc/PERFORMANCE.md): 2(n-1)/n for
+    // all_reduce, (n-1)/n for all_gather and reduce_scatter, 1 for sendrecv. Where the factor the
+    // rows print (their median; busbw and algbw of at least 1 GB/s, so that two decimals hold three
+    // digits) is within 2% of one collective's alone, the log is that collective's; else the user
+    // names it.
+    std::vector<std::string> matching;
+    double printed = 0;
+    if (!bus_over_alg.empty() && log.ranks >= 2) {
+      std::sort(bus_over_alg.begin(), bus_over_alg.end());
+      printed = bus_over_alg[bus_over_alg.size() / 2];
+      for (NcclTest t : {NcclTest::AllReduce, NcclTest::AllGather, NcclTest::ReduceScatter, NcclTest::SendRecv})
+        if (std::abs(printed / bus_factor(t, static_cast<double>(log.ranks)) - 1) <= 0.02) {
+          matching.emplace_back(to_string(t));
+          if (!named) named = t;
+        }
+    }
+    if (matching.size() != 1) {
+      std::string which;
+      for (std::size_t i = 0; i < matching.size(); ++i) which += (i == 0 ? "" : i + 1 == matching.size() ? " or " : ", ") + matching[i];
+      throw InputError(file, 1, 1, "",
+                       "found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective)" +
+                           (matching.empty() ? std::string()
+                                             : "; busbw / algbw = " + fixed(printed, 3) + " on " + std::to_string(log.ranks) + " ranks fits " + which + " alike"));
+    }
+  }
+  log.test = test ? *test : *named;
   if (log.ranks < 2)
     throw InputError(file, 1, 1, "", "found " + std::to_string(log.ranks) + " \"#  Rank\" lines, expected at least two ranks (a collective between devices)");
   log.hosts = static_cast<std::int64_t>(hosts.size());

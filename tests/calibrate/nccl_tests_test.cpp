@@ -182,3 +182,53 @@ TEST_CASE("nccl-tests: another collective's own curve on a fitted link gives bac
   CHECK_THAT(sim::collective_time(c, sim::CollectiveKind::AllGather, both, 2e8, sim::CollectiveAlgorithm::Ring).time.seconds(), WithinRel(0.020001, 1e-9));
   CHECK_THAT(sim::collective_time(c, sim::CollectiveKind::AllGather, both, 2e6, sim::CollectiveAlgorithm::Ring).time.seconds(), WithinRel(101e-6, 1e-9));
 }
+
+// Older layouts (tests/data/calibrate/README.md derives both logs): no '#' at all (2021), or '#'
+// without the "Collective test starting" line and with rank lines without "Group" (2022).
+TEST_CASE("nccl-tests: older layouts read, the collective named by busbw/algbw where only one fits", "[calibrate][nccl]") {
+  const std::string dir = PARASIM_TEST_DATA_DIR "/calibrate/";
+  SECTION("2021: nothing commented; all_reduce read from busbw/algbw = 1.75 on 8 ranks, the same fit as the current layout") {
+    const std::string file = dir + "all_reduce_8gpu_2021_layout.log";
+    const NcclTestsLog old = parse_nccl_tests(read(file), file);
+    const NcclTestsLog now = parse_nccl_tests(read(kLog), kLog);
+    CHECK(old.test == NcclTest::AllReduce);
+    CHECK(old.ranks == 8);
+    CHECK(old.rank_lines == 8);
+    CHECK(old.hosts == 1);
+    CHECK(old.device == "NVIDIA A100-SXM4-80GB");
+    REQUIRE(old.rows.size() == now.rows.size());
+    for (std::size_t i = 0; i < old.rows.size(); ++i) {
+      CHECK(old.rows[i].bytes == now.rows[i].bytes);
+      CHECK(old.rows[i].time_s == now.rows[i].time_s);
+      CHECK(old.rows[i].in_place_time_s == now.rows[i].in_place_time_s);
+    }
+    const sim::Profile& profile = sim::datasheet_profile();
+    CHECK(calibrated_link(profile.link("nvlink3"), old, file).efficiency == calibrated_link(profile.link("nvlink3"), now, kLog).efficiency);
+  }
+  SECTION("2022: a reduce_scatter whose busbw/algbw = 0.75 fits all_gather too, so it must be named") {
+    const std::string file = dir + "reduce_scatter_4gpu_2022_layout.log";
+    try {
+      (void)parse_nccl_tests(read(file), file);
+      FAIL("parsed without a collective");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) == file + ":1:1: found no \"# Collective test starting: X_perf\" line, expected one (or name the collective: --collective); "
+                                            "busbw / algbw = 0.750 on 4 ranks fits all_gather or reduce_scatter alike");
+    }
+    const NcclTestsLog log = parse_nccl_tests(read(file), file, NcclTest::ReduceScatter);
+    CHECK(log.ranks == 4);
+    CHECK(log.hosts == 4);
+    CHECK(log.device == "Tesla V100-SXM2-16GB");
+    // α = 9 µs / 3 steps; 78.6432 GB/s of bus bandwidth at both large sizes.
+    const NcclFit fit = fit_nccl_tests(log, file);
+    CHECK_THAT(fit.latency_s, WithinRel(3e-6, 1e-12));
+    REQUIRE(fit.bus.size() == 2);
+    CHECK_THAT(fit.bus[0].rate_per_s, WithinRel(78.6432e9, 1e-9));
+    CHECK_THAT(fit.bus[1].rate_per_s, WithinRel(78.6432e9, 1e-9));
+  }
+  SECTION("a time column in another unit than microseconds is refused") {
+    std::string text = read(dir + "reduce_scatter_4gpu_2022_layout.log");
+    const auto units = text.find("(us)");
+    text.replace(units, 4, "(ms)");
+    CHECK(parse_error(text, NcclTest::ReduceScatter) == "log.txt:11:50: found the time column's unit \"(ms)\", expected \"(us)\" (nccl-tests prints microseconds)");
+  }
+}
