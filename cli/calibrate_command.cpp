@@ -13,6 +13,7 @@
 
 #include "calibrate/cpu.hpp"
 #include "calibrate/gpu.hpp"
+#include "calibrate/kernel_csv.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
@@ -37,6 +38,7 @@ constexpr int kExitCannotRun = 3;
 struct CalibrateArgs {
   std::string backend;
   std::string nccl_tests;
+  std::string csv;  // --from-csv: kernel timings measured elsewhere
   std::string collective;
   std::string out;
   std::string base;
@@ -75,8 +77,9 @@ void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve
 }
 
 int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
-  if (a.backend.empty() == a.nccl_tests.empty())
-    throw InputError("<command line>", 0, 0, "", "give one of --backend cpu|cuda|nccl|mpi (measure this machine) or --from-nccl-tests LOG (read results)");
+  if ((a.backend.empty() ? 0 : 1) + (a.nccl_tests.empty() ? 0 : 1) + (a.csv.empty() ? 0 : 1) != 1)
+    throw InputError("<command line>", 0, 0, "",
+                     "give one of --backend cpu|cuda|nccl|mpi (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)");
   sim::Profile profile = a.base.empty() ? sim::datasheet_profile() : sim::profile_from_json(JsonDocument::read_file(a.base));
   const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + calibrate::source_text(a.base) + ")";
   profile.name = a.name;
@@ -85,7 +88,31 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     return kExitCannotRun;
   };
 
-  if (!a.nccl_tests.empty()) {
+  if (!a.csv.empty()) {
+    if (a.device.empty()) throw InputError("<command line>", 0, 0, "", "--from-csv needs --device NAME: the profile device the timings measured (h100-sxm, host-cpu, ...)");
+    const sim::DeviceProfile base_device = device_of(profile, a.device, "--device");  // a copy: the entry is replaced below
+    std::ifstream in(a.csv, std::ios::binary);
+    if (!in) throw InputError(a.csv, 0, 0, "", "cannot read the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::vector<calibrate::KernelTiming> rows = calibrate::parse_kernel_csv(text.str(), a.csv);
+    const sim::DeviceProfile& d = profile.devices[a.device] = calibrate::calibrated_from_csv(base_device, rows, a.csv);
+    profile.origin = "parasim calibrate --from-csv " + calibrate::source_text(a.csv) + " (device " + a.device + "), " + calibrate::today_utc() + " UTC, over " + base_name;
+    std::size_t gemms = 0;
+    for (const auto& r : rows) gemms += r.kernel == calibrate::KernelTiming::Kernel::Gemm ? 1 : 0;
+    out << "parasim calibrate: " << a.device << " from " << rows.size() << " kernel timings in " << a.csv << " (" << gemms << " GEMM, " << rows.size() - gemms
+        << " memory)\n";
+    for (const auto& [dtype, curve] : d.gemm_efficiency_by_dtype) {
+      if (base_device.gemm_efficiency_by_dtype.count(dtype) && base_device.gemm_efficiency_by_dtype.at(dtype) == curve) continue;
+      const std::string name(models::to_string(dtype));
+      out << "  " << name << " peak (fastest row)" << std::string(name.size() < 12 ? 12 - name.size() : 1, ' ') << fixed(d.peak_flops_per_s.at(dtype) / 1e12, 3) << " TFLOP/s\n";
+      print_curve(out, (name + " GEMM efficiency by FLOPs").c_str(), curve, [](double f) { return fixed(f / 1e9, 1) + " GFLOP"; });
+    }
+    if (gemms < rows.size()) {
+      out << "  memory bandwidth (fastest row)  " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
+      print_curve(out, "memory efficiency by bytes", d.memory_efficiency, bytes_text);
+    }
+  } else if (!a.nccl_tests.empty()) {
     if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--from-nccl-tests needs --link NAME: the link class the log measured (nvlink3, ib-hdr, ...)");
     std::ifstream in(a.nccl_tests, std::ios::binary);
     if (!in) throw InputError(a.nccl_tests, 0, 0, "", "cannot read the file");
@@ -288,6 +315,8 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   cmd->add_option("--algorithm", args->algorithm,
                   "--from-nccl-tests: the model the log is fitted with: ring (default), or nvls for an all-reduce the NVSwitch reduced (NVLink SHARP; "
                   "calibrate the NVLS link, e.g. --link nvlink4-sharp)");
+  cmd->add_option("--from-csv", args->csv,
+                  "read kernel timings measured elsewhere (columns kernel,dtype,m,n,k,bytes,seconds; calibrate/kernel_csv.hpp) into --device's GEMM and memory curves");
   cmd->add_option("--collective", args->collective, "the log's collective when it does not say: all_reduce, all_gather, reduce_scatter, sendrecv");
   cmd->add_option("--out", args->out, "the profile file to write")->required();
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibrate/kernel_csv.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
@@ -132,6 +133,19 @@ inline void nccl_tests(std::string_view text) {
     if (log.ranks < 2 || log.rows.empty()) std::abort();
     sim::Profile p = sim::datasheet_profile();
     p.links["nvlink3"] = calibrate::calibrated_link(p.link("nvlink3"), log, kInputName);
+    if (sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), kInputName)) != p) std::abort();
+  } catch (const InputError&) {
+  }
+}
+
+/// Kernel timings as `parasim calibrate --from-csv` reads them: parse them; what parses has rows,
+/// and calibrating h100-sxm from them gives a profile that survives to_json → from_json unchanged.
+inline void kernel_csv(std::string_view text) {
+  try {
+    const std::vector<calibrate::KernelTiming> rows = calibrate::parse_kernel_csv(text, kInputName);
+    if (rows.empty()) std::abort();
+    sim::Profile p = sim::datasheet_profile();
+    p.devices["h100-sxm"] = calibrate::calibrated_from_csv(p.device("h100-sxm"), rows, kInputName);
     if (sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), kInputName)) != p) std::abort();
   } catch (const InputError&) {
   }

@@ -58,6 +58,7 @@ case "$target" in
   result_json) seeds+=("$root/tests/golden" "$root/tests/data") ;;
   search_json) ;;  # its committed corpus holds the seeds: two search.json files of a small search
   nccl_tests) seeds+=("$root/tests/data/calibrate") ;;
+  kernel_csv) ;;  # its committed corpus holds the seeds: kernel CSVs in the documented layout
 esac
 existing=()
 for s in "${seeds[@]}"; do [[ -d "$s" ]] && existing+=("$s"); done

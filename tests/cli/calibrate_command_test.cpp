@@ -159,7 +159,14 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("neither a backend nor a log") {
     const Run r = run_parasim("calibrate" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl|mpi (measure this machine) or --from-nccl-tests LOG (read results)\n");
+    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl|mpi (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)\n");
+  }
+  SECTION("a kernel CSV with a bad cell") {
+    std::ofstream(dir / "k.csv") << "kernel,seconds,bytes\nmemory,fast,8\n";
+    const Run r = run_parasim("calibrate --from-csv " + q(dir / "k.csv") + " --device host-cpu" + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: " + (dir / "k.csv").string() + ":2:8: found \"fast\" in the seconds column, expected a positive number\n");
+    CHECK_FALSE(fs::exists(dir / "p.json"));
   }
   SECTION("an unknown backend") {
     const Run r = run_parasim("calibrate --backend cpus" + out);
@@ -193,4 +200,25 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
     CHECK(r.err == "parasim: error: " + (dir / "missing.log").string() + ": cannot read the file\n");
   }
   CHECK_FALSE(fs::exists(dir / "p.json"));
+}
+
+// Kernel timings measured elsewhere: the fp32 GEMM rows (2·512³ = 268,435,456 FLOPs in 2.5 ms, 2·2048³
+// = 17,179,869,184 FLOPs in 125 ms: 107.4 and 137.4 GFLOP/s) become host-cpu's fp32 peak and curve,
+// and a scenario on host-cpu runs with the profile.
+TEST_CASE("parasim calibrate --from-csv writes a profile with the rows' curves", "[cli][calibrate][csv]") {
+  const fs::path dir = fresh_dir("calibrate-csv");
+  std::ofstream(dir / "k.csv") << "kernel,dtype,m,n,k,bytes,seconds\ngemm,fp32,512,512,512,,0.0025\ngemm,fp32,2048,2048,2048,,0.125\n";
+  const Run r = run_parasim("calibrate --from-csv " + q(dir / "k.csv") + " --device host-cpu --out " + q(dir / "p.json"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim calibrate: host-cpu from 2 kernel timings in " + (dir / "k.csv").string() +
+                                                " (2 GEMM, 0 memory)\n  fp32 peak (fastest row)        0.137 TFLOP/s\n"));
+  const auto profile = nlohmann::json::parse(slurp(dir / "p.json"));
+  const auto& cpu = profile.at("devices").at("host-cpu");
+  CHECK_THAT(cpu.at("peak_flops_per_s").at("fp32").get<double>(), Catch::Matchers::WithinRel(17179869184.0 / 0.125, 1e-12));
+  CHECK_THAT(cpu.at("gemm_efficiency").at(0).at(1).get<double>(), Catch::Matchers::WithinRel((268435456.0 / 0.0025) / (17179869184.0 / 0.125), 1e-12));
+  CHECK_THAT(profile.at("origin").get<std::string>(), Catch::Matchers::StartsWith("parasim calibrate --from-csv "));
+  const Run run = run_parasim(q(std::string(PARASIM_TEST_DATA_DIR) + "/execute/tiny-gpt-2.json") + " --profile " + q(dir / "p.json") + " --out " + q(dir / "run"));
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
 }
