@@ -9,7 +9,8 @@
 /// cuDNN handles and buffers; each operator pass is timed with CUDA events on the lane's stream.
 ///
 /// Built where CMake found the CUDA toolkit, cuDNN and a CUDA compiler (exec/CMakeLists.txt);
-/// elsewhere exec/cuda_absent.cpp says the build has none.
+/// built into libparasim_gpu.so and reached through exec/cuda_loader.cpp (exec/gpu_plugin.hpp), which
+/// says why where the build has none.
 #include <memory>
 #include <string>
 

@@ -234,8 +234,10 @@ class NcclTransport final : public exec::Transport {
 
 }  // namespace
 
-std::unique_ptr<exec::Transport> Session::execute_nccl_transport(int gpu) const {
-  return std::make_unique<NcclTransport>(execute_transport(), gpu);
+/// libparasim_gpu.so's entry for Session::execute_nccl_transport (mpi/execute_nccl_loader.cpp):
+/// NCCL over the CPU transport `host` (barriers, gathers, aborts) on CUDA device `gpu`.
+std::unique_ptr<exec::Transport> make_nccl_transport(std::unique_ptr<exec::Transport> host, int gpu) {
+  return std::make_unique<NcclTransport>(std::move(host), gpu);
 }
 
 }  // namespace parasim::mpi

@@ -342,10 +342,10 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   // A switch's uplink is, unless stated, one link of the devices' kind (a x16 link for a x16 device).
   c.host_bridge = Link{"host-bridge", spec.intra_node.host_bridge_gbps ? gbps_to_bytes_per_s(*spec.intra_node.host_bridge_gbps)
                                                                       : c.intra.bandwidth_bytes_per_s,
-                       0, c.intra.efficiency, c.intra.collective_efficiency, {}};
+                       0, c.intra.efficiency, {}, c.intra.collective_efficiency};
   if (spec.wan) {
     c.sites = spec.wan->sites;
-    c.wan = Link{"wan", gbps_to_bytes_per_s(spec.wan->bandwidth_gbps), spec.wan->latency_us * 1e-6, c.inter.efficiency, c.inter.collective_efficiency, {}};
+    c.wan = Link{"wan", gbps_to_bytes_per_s(spec.wan->bandwidth_gbps), spec.wan->latency_us * 1e-6, c.inter.efficiency, {}, c.inter.collective_efficiency};
   }
   c.rail_optimized = spec.inter_node.rail_optimized;
   if (spec.inter_node.kind == InterNodeKind::Torus)

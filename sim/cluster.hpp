@@ -17,6 +17,9 @@ struct Link {
   double bandwidth_bytes_per_s = 0;  ///< per device (NIC, torus link), per direction
   double latency_s = 0;
   EfficiencyCurve efficiency;
+  /// The collective library's protocols over the link (sim/profile.hpp, Protocol); empty: one
+  /// protocol of latency_s per step at full bandwidth.
+  std::vector<Protocol> protocols;
   std::map<CollectiveKind, EfficiencyCurve> collective_efficiency;  ///< LinkProfile::collective_efficiency
   /// The curve collectives of `kind` reach over this link: the kind's own where the profile has one,
   /// else `efficiency`.
@@ -24,9 +27,6 @@ struct Link {
     const auto it = collective_efficiency.find(kind);
     return it != collective_efficiency.end() ? it->second : efficiency;
   }
-  /// The collective library's protocols over the link (sim/profile.hpp, Protocol); empty: one
-  /// protocol of latency_s per step at full bandwidth.
-  std::vector<Protocol> protocols;
   bool operator==(const Link&) const = default;
 };
 

@@ -288,7 +288,7 @@ TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p
   cluster.nodes = 1;
   cluster.devices_per_node = p;
   for (std::int64_t id = 0; id < p; ++id) cluster.devices.push_back(Device{id, 0, "chip", 1});
-  cluster.intra = Link{"wire", 100e9, 1e-6, EfficiencyCurve{{{1.0, 1.0}}}, {}};
+  cluster.intra = Link{"wire", 100e9, 1e-6, EfficiencyCurve{{{1.0, 1.0}}}, {}, {}};
   cluster.inter = cluster.intra;
   std::vector<std::int64_t> members;
   for (std::int64_t d = 0; d < p; ++d) members.push_back(d);

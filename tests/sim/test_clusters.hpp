@@ -13,7 +13,7 @@ namespace parasim::testing {
 
 /// A link whose efficiency is 1 at every size.
 inline sim::Link flat(const std::string& name, double bandwidth, double latency) {
-  return sim::Link{name, bandwidth, latency, sim::EfficiencyCurve{{{1.0, 1.0}}}, {}};
+  return sim::Link{name, bandwidth, latency, sim::EfficiencyCurve{{{1.0, 1.0}}}, {}, {}};
 }
 
 /// `nodes` × `per_node` devices on NVSwitch-like nodes (100 GB/s, 1 µs ports) and a rail-optimised
