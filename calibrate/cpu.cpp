@@ -54,12 +54,6 @@ double last_level_cache_bytes() {
   return bytes;
 }
 
-/// The sizes and rates of a sweep, as a source sentence: "64^3 → 12.3, 128^3 → 45.6 GFLOP/s".
-std::string listing(const std::vector<Sample>& samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text) {
-  std::string out;
-  for (const Sample& s : samples) out += (out.empty() ? "" : ", ") + size_text(s.size) + " -> " + fixed(s.rate_per_s / unit, 2);
-  return out + " " + unit_name;
-}
 
 }  // namespace
 

@@ -38,18 +38,7 @@ std::vector<Cell> cells_of(std::string_view line) {
   return cells;
 }
 
-std::optional<double> number(std::string_view s) {
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-std::string listing(const std::vector<Sample>& samples, double unit, const char* unit_name) {
-  std::string out;
-  for (const Sample& s : samples) out += (out.empty() ? "" : ", ") + fixed(s.size, 0) + " -> " + fixed(s.rate_per_s / unit, 2);
-  return out + " " + unit_name;
-}
+std::string whole(double x) { return fixed(x, 0); }
 
 }  // namespace
 
@@ -95,7 +84,7 @@ std::vector<KernelTiming> parse_kernel_csv(std::string_view text, const std::str
       return *c;
     };
     auto positive = [&](const Cell& c, const char* what, bool whole) {
-      const auto v = number(c.text);
+      const auto v = finite_number(c.text);
       if (!v || *v <= 0 || (whole && (*v != std::floor(*v) || *v > 9007199254740992.0)))
         throw InputError(file, line_no, c.column, "",
                          "found \"" + source_text(c.text) + "\" in the " + what + " column, expected a positive " + (whole ? "whole number" : "number"));
@@ -155,7 +144,7 @@ sim::DeviceProfile calibrated_from_csv(const sim::DeviceProfile& base, const std
     d.gemm_efficiency_by_dtype[dtype] = efficiency_curve(samples, peak);
     d.sources["peak_flops_per_s." + name] = what + ": the fastest " + name + " GEMM row, " + fixed(peak / 1e12, 3) + " TFLOP/s";
     d.sources["gemm_efficiency_by_dtype." + name] =
-        what + ": each " + name + " GEMM row's FLOPs (2mnk) over its time, over the fastest, by FLOPs: " + listing(samples, 1e12, "TFLOP/s");
+        what + ": each " + name + " GEMM row's FLOPs (2mnk) over its time, over the fastest, by FLOPs: " + listing(samples, 1e12, "TFLOP/s", whole);
   }
   if (!order.empty()) {
     const models::DType main = gemm.count(models::DType::F32) ? models::DType::F32 : order.front();
@@ -168,7 +157,7 @@ sim::DeviceProfile calibrated_from_csv(const sim::DeviceProfile& base, const std
     d.memory_bandwidth_bytes_per_s = bandwidth;
     d.memory_efficiency = efficiency_curve(memory, bandwidth);
     d.sources["memory_bandwidth_bytes_per_s"] = what + ": the fastest memory row, " + fixed(bandwidth / 1e9, 2) + " GB/s";
-    d.sources["memory_efficiency"] = what + ": each memory row's bytes over its time, over the fastest, by bytes: " + listing(memory, 1e9, "GB/s");
+    d.sources["memory_efficiency"] = what + ": each memory row's bytes over its time, over the fastest, by bytes: " + listing(memory, 1e9, "GB/s", whole);
   }
   d.description = base.description + "; calibrated from " + source_text(file);
   return d;

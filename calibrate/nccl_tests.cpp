@@ -31,13 +31,6 @@ std::vector<Token> tokens_of(std::string_view line) {
   return out;
 }
 
-std::optional<double> number(std::string_view s) {
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 /// The factor nccl-tests multiplies algbw by to report busbw, and the latency steps parasim's ring
 /// model counts (sim/collectives.hpp), for n ranks.
 double bus_factor(NcclTest t, double n) {
@@ -118,7 +111,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
         named_line = line_no;
       } else if (rank_line) {
         ++log.rank_lines;
-        const auto index = number(words[1].text);
+        const auto index = finite_number(words[1].text);
         log.ranks = std::max(log.ranks, index && *index >= 0 && *index == std::floor(*index) ? static_cast<std::int64_t>(*index) + 1 : 0);
         for (std::size_t k = 0; k + 1 < words.size(); ++k)
           if (words[k].text == "on") hosts.insert(std::string(words[k + 1].text));
@@ -160,7 +153,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
     NcclTestsRow row;
     row.line = static_cast<std::size_t>(line_no);
     auto field = [&](std::size_t k, const char* what, bool positive) {
-      const auto v = number(tok[k].text);
+      const auto v = finite_number(tok[k].text);
       if (!v || *v < 0 || (positive && *v <= 0))
         throw InputError(file, line_no, tok[k].column, "",
                          "found \"" + std::string(tok[k].text) + "\" in the " + what + " column, expected a " + (positive ? "positive" : "non-negative") + " number");
@@ -174,7 +167,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
     if (col_time_in_place && *col_time_in_place < tok.size()) row.in_place_time_s = field(*col_time_in_place, "in-place time (us)", true) * 1e-6;
     row.bus_bytes_per_s = field(*col_busbw, "busbw (GB/s)", false) * 1e9;
     if (col_algbw && *col_algbw < tok.size())
-      if (const auto alg = number(tok[*col_algbw].text); alg && *alg >= 1 && row.bus_bytes_per_s >= 1e9) bus_over_alg.push_back(row.bus_bytes_per_s / 1e9 / *alg);
+      if (const auto alg = finite_number(tok[*col_algbw].text); alg && *alg >= 1 && row.bus_bytes_per_s >= 1e9) bus_over_alg.push_back(row.bus_bytes_per_s / 1e9 / *alg);
     log.rows.push_back(row);
   }
   if (test && named && *test != *named)

@@ -1,11 +1,13 @@
 #pragma once
 /// The text of a calibrated profile's sources, description and origin: text from outside parasim
 /// made safe, and the fixed number formats its figures are written in (the same on every machine).
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <cstdio>
 #include <string>
+#include <optional>
 #include <string_view>
 
 namespace parasim::calibrate {
@@ -27,6 +29,14 @@ namespace parasim::calibrate {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
   return buf;
+}
+
+/// `s` read as a number, whole (no sign, space or text after it) and finite; nullopt otherwise. Locale-free.
+[[nodiscard]] inline std::optional<double> finite_number(std::string_view s) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 /// `v` with `digits` decimals: fixed(3.14159, 2) is "3.14".

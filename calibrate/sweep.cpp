@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
@@ -20,6 +21,12 @@ sim::EfficiencyCurve efficiency_curve(std::span<const Sample> samples, double pe
   sim::EfficiencyCurve curve;
   for (const auto& [size, rate] : fastest) curve.points.emplace_back(size, rate / peak_per_s);
   return curve;
+}
+
+std::string listing(std::span<const Sample> samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text) {
+  std::string out;
+  for (const Sample& s : samples) out += (out.empty() ? "" : ", ") + size_text(s.size) + " -> " + fixed(s.rate_per_s / unit, 2);
+  return out + " " + unit_name;
 }
 
 double best_rate(std::span<const Sample> samples) {

@@ -4,6 +4,7 @@
 /// (sim/profile.hpp), so the cost model predicts at each measured size the time that was measured.
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/profile.hpp"
@@ -22,6 +23,10 @@ struct Sample {
 /// its fastest sample. Preconditions (checked, InternalError): at least one sample, sizes and rates
 /// positive, no rate above `peak_per_s`.
 [[nodiscard]] sim::EfficiencyCurve efficiency_curve(std::span<const Sample> samples, double peak_per_s);
+
+/// The sizes and rates of a sweep, as a source sentence: "64^3 -> 12.3, 128^3 -> 45.6 GFLOP/s" (each
+/// rate over `unit`, two decimals; each size as `size_text` writes it).
+[[nodiscard]] std::string listing(std::span<const Sample> samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text);
 
 /// The fastest rate among the samples. Precondition: at least one sample.
 [[nodiscard]] double best_rate(std::span<const Sample> samples);
