@@ -219,7 +219,14 @@ NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file, sim::Co
   const double steps = nvls ? 1 : latency_steps(log.test, n);
   // Bytes each rank moves over its link per byte of the collective (sim/collectives/nvls.cpp, ring.cpp).
   const double factor = nvls ? (n + 1) / n : bus_factor(log.test, n);
-  const auto smallest = std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  // α comes from the smallest size; from the fastest row where the log says its small sizes are
+  // noisier than their differences (NcclTestsLog::latency_from_fastest_row).
+  const auto smallest = log.latency_from_fastest_row
+                            ? std::min_element(log.rows.begin(), log.rows.end(),
+                                               [](const auto& a, const auto& b) {
+                                                 return a.best_time_s() != b.best_time_s() ? a.best_time_s() < b.best_time_s() : a.bytes < b.bytes;
+                                               })
+                            : std::min_element(log.rows.begin(), log.rows.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   NcclFit fit;
   fit.smallest = *smallest;
   fit.latency_s = smallest->best_time_s() / steps;
@@ -234,7 +241,11 @@ NcclFit fit_nccl_tests(const NcclTestsLog& log, const std::string& file, sim::Co
   for (const NcclTestsRow& r : log.rows) {
     const double bandwidth_time = r.best_time_s() - steps * fit.latency_s;
     if (bandwidth_time <= 0) continue;  // all latency: says nothing of the bandwidth
-    fit.bus.push_back({r.bytes, factor * r.bytes / bandwidth_time});
+    const double rate = factor * r.bytes / bandwidth_time;
+    // In a noisy sweep a small size whose time is within a nanosecond of the latency would read as
+    // faster than any link: its bandwidth time is noise, and it says nothing of the bandwidth either.
+    if (log.latency_from_fastest_row && base && rate > base->bandwidth_bytes_per_s) continue;
+    fit.bus.push_back({r.bytes, rate});
   }
   if (fit.bus.empty())
     throw InputError(file, static_cast<int>(smallest->line), 1, "",

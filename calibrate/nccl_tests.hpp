@@ -52,6 +52,10 @@ struct NcclTestsLog {
   std::int64_t hosts = 0;   ///< distinct host names among them
   std::string device;       ///< the first printed rank's device name (printable ASCII: calibrate/source_text.hpp)
   std::vector<NcclTestsRow> rows;
+  /// α from the fastest row rather than the smallest size: set by calibrate --backend mpi, whose
+  /// polled waits end on a sleep's boundary, so that a small size can take longer than a larger one
+  /// and a later row would otherwise come out faster than the latency (above the line rate).
+  bool latency_from_fastest_row = false;
 };
 
 /// Reads nccl-tests output. The collective comes from the log's "# Collective test starting: X_perf"
