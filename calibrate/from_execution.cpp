@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "common/error.hpp"
+#include "exec/kernels.hpp"
 #include "calibrate/source_text.hpp"
 
 namespace parasim::calibrate {
@@ -13,8 +14,11 @@ namespace {
 double factor_of(const std::vector<ExecutedClass>& classes, std::initializer_list<const char*> names, bool communication = false) {
   double measured = 0, predicted = 0;
   for (const auto& c : classes) {
-    const bool kernel = c.name == "GEMM" || c.name == "convolution" || c.name == "attention" || c.name == "softmax" || c.name == "elementwise" ||
-                        c.name == "optimizer" || c.name == "idle compute";
+    // Communication is every class that is not a kernel class (exec/kernels.hpp) nor idle time.
+    bool kernel = c.name == "idle compute";
+    for (const auto k : {exec::KernelClass::Gemm, exec::KernelClass::Convolution, exec::KernelClass::Attention, exec::KernelClass::Softmax,
+                         exec::KernelClass::Elementwise, exec::KernelClass::Optimizer})
+      kernel = kernel || c.name == exec::to_string(k);
     bool named = communication && !kernel;
     for (const char* n : names) named = named || c.name == n;
     if (!named) continue;

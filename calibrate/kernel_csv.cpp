@@ -46,13 +46,8 @@ std::vector<KernelTiming> parse_kernel_csv(std::string_view text, const std::str
   std::vector<KernelTiming> rows;
   std::map<std::string, std::size_t> at;  // column name → index
   bool have_header = false;
-  int line_no = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  const std::vector<Line> lines = lines_of(text);
+  for (const auto& [line_no, line] : lines) {
     const std::vector<Cell> cells = cells_of(line);
     if (cells.size() == 1 && cells[0].text.empty()) continue;  // blank
     if (!cells[0].text.empty() && cells[0].text.front() == '#') continue;
@@ -117,7 +112,7 @@ std::vector<KernelTiming> parse_kernel_csv(std::string_view text, const std::str
     rows.push_back(t);
   }
   if (!have_header) throw InputError(file, 1, 1, "", "found no header row, expected one naming the columns (kernel,dtype,m,n,k,bytes,seconds)");
-  if (rows.empty()) throw InputError(file, line_no, 1, "", "found no rows, expected one per timed kernel after the header");
+  if (rows.empty()) throw InputError(file, lines.back().number, 1, "", "found no rows, expected one per timed kernel after the header");
   return rows;
 }
 

@@ -78,13 +78,8 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
   // Columns of the out-of-place size, time and busbw (0-based token indices), from the header.
   std::optional<std::size_t> col_size, col_time, col_busbw, col_time_in_place, col_algbw;
   std::vector<double> bus_over_alg;  // busbw / algbw of each row that prints both above zero
-  int line_no = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  const std::vector<Line> lines = lines_of(text);
+  for (const auto& [line_no, line] : lines) {
     const std::vector<Token> tok = tokens_of(line);
     if (tok.empty()) continue;
     // A comment — the collective's name, a rank, the table header or its units — or, in the
@@ -173,7 +168,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, const std::string& file, st
   if (test && named && *test != *named)
     throw InputError(file, named_line, 1, "",
                      "the log is of " + std::string(to_string(*named)) + ", but " + std::string(to_string(*test)) + " was asked for");
-  if (log.rows.empty()) throw InputError(file, line_no, 1, "", "found no result rows, expected the size/time/busbw table of nccl-tests");
+  if (log.rows.empty()) throw InputError(file, lines.back().number, 1, "", "found no result rows, expected the size/time/busbw table of nccl-tests");
   log.ranks = std::max(log.ranks, log.rank_lines);
   if (!test && !named) {
     // Older nccl-tests print no "Collective test starting" line (NVIDIA/nccl-tests#107, 2022). Its

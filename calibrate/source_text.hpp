@@ -1,6 +1,7 @@
 #pragma once
 /// The text of a calibrated profile's sources, description and origin: text from outside parasim
 /// made safe, and the fixed number formats its figures are written in (the same on every machine).
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace parasim::calibrate {
 
@@ -29,6 +31,24 @@ namespace parasim::calibrate {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
   return buf;
+}
+
+/// One line of a text file and its 1-based number (calibrate's readers locate their errors by it).
+struct Line {
+  int number = 0;
+  std::string_view text;  ///< without its '\n'
+};
+
+/// The lines of `text`: one more than its '\n's, so an empty text is one empty line.
+[[nodiscard]] inline std::vector<Line> lines_of(std::string_view text) {
+  std::vector<Line> lines;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    lines.push_back({static_cast<int>(lines.size()) + 1, text.substr(pos, end - pos)});
+    pos = end + 1;
+  }
+  return lines;
 }
 
 /// `s` read as a number, whole (no sign, space or text after it) and finite; nullopt otherwise. Locale-free.
