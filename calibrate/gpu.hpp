@@ -55,16 +55,17 @@ struct NcclOptions {
 /// beside are as many as last about as long as the GEMMs).
 struct InterferenceOptions {
   std::int64_t gemm_n = 8192;
-  double all_reduce_bytes = double(1 << 28);
+  double collective_bytes = double(1 << 28);
   int gemms = 20;
 };
 struct InterferenceMeasurement {
   std::string device_name;
   int ranks = 0;
   std::int64_t gemm_n = 0;
-  double all_reduce_bytes = 0;
+  NcclTest collective = NcclTest::AllReduce;  ///< the collective timed beside the GEMMs
+  double collective_bytes = 0;
   double gemm_alone_s = 0, gemm_beside_s = 0;              ///< per GEMM
-  double all_reduce_alone_s = 0, all_reduce_beside_s = 0;  ///< per all-reduce
+  double collective_alone_s = 0, collective_beside_s = 0;  ///< per collective
   /// How it was measured, for the profile's source: the GEMM ("... of N^3 on every device"), the
   /// collective, and the command.
   std::string gemm_text = "an fp16 cublasGemmEx of";
@@ -74,11 +75,12 @@ struct InterferenceMeasurement {
 [[nodiscard]] std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions& options = {});
 
 /// `base` with the measured interference: compute keeps gemm_alone / gemm_beside of its speed beside
-/// every NCCL collective class (the all-reduce stands for the others), a collective keeps
-/// all_reduce_alone / all_reduce_beside while its device computes; each at most 1, with its source.
-/// Transformer Engine's userbuffers rates and the channel count stay the base's. Throws InputError
-/// (naming `what`) on a measurement with a non-positive time.
-[[nodiscard]] sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const InterferenceMeasurement& m, const std::string& what);
+/// the measured collective's class, the collective keeps collective_alone / collective_beside while
+/// its device computes; each at most 1, with its source. The NCCL classes no measurement names take
+/// the all-reduce's rates (the first measurement's where none is an all-reduce). Transformer
+/// Engine's userbuffers rates and the channel count stay the base's. Throws InputError (naming
+/// `what`) on a measurement with a non-positive time, or on none.
+[[nodiscard]] sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const std::vector<InterferenceMeasurement>& measured, const std::string& what);
 
 /// The profile device a CUDA device name is ("NVIDIA A100-SXM4-80GB" → "a100-80gb"), if parasim has it.
 [[nodiscard]] std::optional<std::string> profile_device_for(const std::string& cuda_name);

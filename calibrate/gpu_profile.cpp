@@ -60,17 +60,27 @@ sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeas
   return d;
 }
 
-sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const InterferenceMeasurement& m, const std::string& what) {
-  for (const double t : {m.gemm_alone_s, m.gemm_beside_s, m.all_reduce_alone_s, m.all_reduce_beside_s})
-    if (!(t > 0)) throw InputError(what, 0, 0, "", "an interference measurement with a time of " + fixed(t * 1e6, 3) + " us");
+sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const std::vector<InterferenceMeasurement>& measured, const std::string& what) {
+  if (measured.empty()) throw InputError(what, 0, 0, "", "no interference measurement");
+  for (const InterferenceMeasurement& m : measured)
+    for (const double t : {m.gemm_alone_s, m.gemm_beside_s, m.collective_alone_s, m.collective_beside_s})
+      if (!(t > 0)) throw InputError(what, 0, 0, "", "an interference measurement with a time of " + fixed(t * 1e6, 3) + " us");
+  // The measurement that stands for the classes none names: the all-reduce's, else the first.
+  const InterferenceMeasurement* standing = &measured.front();
+  for (const InterferenceMeasurement& m : measured)
+    if (m.collective == NcclTest::AllReduce) standing = &m;
+  auto compute_of = [](const InterferenceMeasurement& m) { return std::min(1.0, m.gemm_alone_s / m.gemm_beside_s); };
+  auto communication_of = [](const InterferenceMeasurement& m) { return std::min(1.0, m.collective_alone_s / m.collective_beside_s); };
   sim::DeviceProfile d = base;
-  const double compute = std::min(1.0, m.gemm_alone_s / m.gemm_beside_s);
-  const double communication = std::min(1.0, m.all_reduce_alone_s / m.all_reduce_beside_s);
-  // The NCCL classes come first in the rate tables (sim/interference.hpp); the all-reduce stands for
-  // every collective kind NCCL runs.
+  // The NCCL classes come first in the rate tables (sim/interference.hpp), indexed by CollectiveKind.
   for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
-    d.interference.compute[k] = compute;
-    d.interference.communication[k] = communication;
+    d.interference.compute[k] = compute_of(*standing);
+    d.interference.communication[k] = communication_of(*standing);
+  }
+  for (const InterferenceMeasurement& m : measured) {
+    const auto k = static_cast<std::size_t>(collective_kind(m.collective));
+    d.interference.compute[k] = compute_of(m);
+    d.interference.communication[k] = communication_of(m);
   }
   // Rates of 1 on both sides (neither slowed the other) are no interference: the profile then has
   // no such figure, and no source for one.
@@ -78,13 +88,25 @@ sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const
     d.sources.erase("interference");
     return d;
   }
-  d.sources["interference"] =
-      "measured by `" + m.command + "` on " + std::to_string(m.ranks) + " x " + m.device_name + ": " + m.gemm_text + " " +
-      std::to_string(m.gemm_n) + "^3 on every rank took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +
-      " ms beside a " + bytes_text(m.all_reduce_bytes) + " " + m.collective_text + " (compute keeps " + fixed(compute, 3) +
-      "); the all-reduce took " + fixed(m.all_reduce_alone_s * 1e3, 3) + " ms alone and " + fixed(m.all_reduce_beside_s * 1e3, 3) +
-      " ms beside the GEMMs (communication keeps " + fixed(communication, 3) + "); the all-reduce stands for every collective" +
-      (base.sources.count("interference") ? "; Transformer Engine's rates and the channel count as before: " + base.sources.at("interference") : "");
+  const InterferenceMeasurement& first = measured.front();
+  std::string text = "measured by `" + first.command + "` on " + std::to_string(first.ranks) + " x " + first.device_name + ": " + first.gemm_text + " " +
+                     std::to_string(first.gemm_n) + "^3 on every rank";
+  for (const InterferenceMeasurement& m : measured)
+    text += "; " + std::string(to_string(m.collective)) + ": the GEMM took " + fixed(m.gemm_alone_s * 1e3, 3) + " ms alone and " + fixed(m.gemm_beside_s * 1e3, 3) +
+            " ms beside a " + bytes_text(m.collective_bytes) + " " + m.collective_text + " (compute keeps " + fixed(compute_of(m), 3) + "), the collective " +
+            fixed(m.collective_alone_s * 1e3, 3) + " ms alone and " + fixed(m.collective_beside_s * 1e3, 3) + " ms beside the GEMMs (communication keeps " +
+            fixed(communication_of(m), 3) + ")";
+  std::vector<std::string> unmeasured;
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
+    const bool named = std::any_of(measured.begin(), measured.end(), [&](const InterferenceMeasurement& m) { return static_cast<std::size_t>(collective_kind(m.collective)) == k; });
+    if (!named) unmeasured.push_back(sim::interference_class_names()[k]);
+  }
+  if (!unmeasured.empty()) {
+    text += "; " + std::string(to_string(standing->collective)) + " stands for ";
+    for (std::size_t i = 0; i < unmeasured.size(); ++i) text += (i == 0 ? "" : i + 1 == unmeasured.size() ? " and " : ", ") + unmeasured[i];
+  }
+  if (base.sources.count("interference")) text += "; Transformer Engine's rates and the channel count as before: " + base.sources.at("interference");
+  d.sources["interference"] = text;
   return d;
 }
 

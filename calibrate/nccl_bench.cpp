@@ -134,7 +134,7 @@ std::variant<InterferenceMeasurement, Unavailable> measure_interference(const In
     return Unavailable{std::string("ncclCommInitAll failed: ") + ncclGetErrorString(r)};
   const auto n = static_cast<std::size_t>(o.gemm_n);
   const std::size_t matrix = n * n * 2;
-  const auto elements = static_cast<std::size_t>(o.all_reduce_bytes / sizeof(float));
+  const auto elements = static_cast<std::size_t>(o.collective_bytes / sizeof(float));
   for (std::size_t d = 0; d < devices; ++d) {
     cudaSetDevice(static_cast<int>(d));
     bool ok = cudaStreamCreateWithFlags(&node.compute[d], cudaStreamNonBlocking) == cudaSuccess &&
@@ -192,17 +192,17 @@ std::variant<InterferenceMeasurement, Unavailable> measure_interference(const In
   InterferenceMeasurement m;
   m.ranks = count;
   m.gemm_n = o.gemm_n;
-  m.all_reduce_bytes = static_cast<double>(elements * sizeof(float));
+  m.collective_bytes = static_cast<double>(elements * sizeof(float));
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) m.device_name = source_text(prop.name);
   if (!gemms(o.gemms)) return Unavailable{"cublasGemmEx failed"};
   m.gemm_alone_s = elapsed(0) / o.gemms;
   const int reduces = std::max(2, o.gemms / 2);
   if (!all_reduces(reduces)) return Unavailable{"ncclAllReduce failed"};
-  m.all_reduce_alone_s = elapsed(2) / reduces;
-  if (!(m.gemm_alone_s > 0) || !(m.all_reduce_alone_s > 0)) return Unavailable{"timing the GEMMs or all-reduces alone failed"};
+  m.collective_alone_s = elapsed(2) / reduces;
+  if (!(m.gemm_alone_s > 0) || !(m.collective_alone_s > 0)) return Unavailable{"timing the GEMMs or all-reduces alone failed"};
   // Beside each other: as many all-reduces as last about as long as the GEMMs, launched together.
-  const int beside = std::max(1, static_cast<int>(std::lround(o.gemms * m.gemm_alone_s / m.all_reduce_alone_s)));
+  const int beside = std::max(1, static_cast<int>(std::lround(o.gemms * m.gemm_alone_s / m.collective_alone_s)));
   if (!all_reduces(beside) || !gemms(o.gemms)) return Unavailable{"the GEMMs beside the all-reduces failed"};
   for (std::size_t d = 0; d < devices; ++d) {
     cudaSetDevice(static_cast<int>(d));
@@ -213,7 +213,7 @@ std::variant<InterferenceMeasurement, Unavailable> measure_interference(const In
       cudaEventElapsedTime(&reduce_ms, node.events[2], node.events[3]) != cudaSuccess)
     return Unavailable{"cudaEventElapsedTime failed"};
   m.gemm_beside_s = 1e-3 * gemm_ms / o.gemms;
-  m.all_reduce_beside_s = 1e-3 * reduce_ms / beside;
+  m.collective_beside_s = 1e-3 * reduce_ms / beside;
   return m;
 }
 

@@ -54,6 +54,16 @@ double latency_steps(NcclTest t, double n) {
 
 }  // namespace
 
+sim::CollectiveKind collective_kind(NcclTest t) {
+  switch (t) {
+    case NcclTest::AllReduce: return sim::CollectiveKind::AllReduce;
+    case NcclTest::AllGather: return sim::CollectiveKind::AllGather;
+    case NcclTest::ReduceScatter: return sim::CollectiveKind::ReduceScatter;
+    case NcclTest::SendRecv: return sim::CollectiveKind::SendRecv;
+  }
+  return sim::CollectiveKind::AllReduce;
+}
+
 std::string_view to_string(NcclTest t) {
   switch (t) {
     case NcclTest::AllReduce: return "all_reduce";
@@ -315,9 +325,7 @@ sim::LinkProfile with_collective_curve(const sim::LinkProfile& link, const NcclT
   }
   sim::LinkProfile out = link;
   if (samples.empty()) return out;
-  const sim::CollectiveKind kind = log.test == NcclTest::AllGather       ? sim::CollectiveKind::AllGather
-                                   : log.test == NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
-                                                                         : sim::CollectiveKind::SendRecv;
+  const sim::CollectiveKind kind = collective_kind(log.test);
   out.collective_efficiency[kind] = efficiency_curve(samples, line_rate);
   out.sources["collective_efficiency." + std::string(sim::to_string(kind))] =
       std::string(measured_by) + ", " + std::to_string(log.ranks) + " ranks: bus bandwidth (nccl-tests' factor " + fixed(factor, 3) +

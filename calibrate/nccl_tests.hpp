@@ -31,6 +31,8 @@ namespace parasim::calibrate {
 enum class NcclTest { AllReduce, AllGather, ReduceScatter, SendRecv };
 [[nodiscard]] std::string_view to_string(NcclTest t);  ///< "all_reduce", ...
 [[nodiscard]] std::optional<NcclTest> nccl_test_from_string(std::string_view s);
+/// The collective kind a test times, as the cost model names it.
+[[nodiscard]] sim::CollectiveKind collective_kind(NcclTest t);
 
 /// One result row (the out-of-place columns).
 struct NcclTestsRow {

@@ -2,6 +2,7 @@
 // base profile (the datasheet one unless --base names another) with the measured figures in place of
 // its own, each with a source naming the measurement. `parasim SCENARIO.json --profile P.json` then
 // simulates with it, and every report says which profile produced each figure.
+#include <iomanip>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -204,7 +205,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       const auto& m = std::get<calibrate::InterferenceMeasurement>(beside);
       const std::string device = a.device.empty() ? device_named(m.device_name, "name its profile device with --device") : a.device;
       const sim::DeviceProfile& d = profile.devices[device] =
-          calibrate::calibrated_interference(device_of(profile, device, "--device"), m, "--backend nccl");
+          calibrate::calibrated_interference(device_of(profile, device, "--device"), {m}, "--backend nccl");
       const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);
       out << "  interference (" << device << ")     compute keeps " << fixed(d.interference.compute[all_reduce], 3)
           << " beside an all-reduce, the all-reduce " << fixed(d.interference.communication[all_reduce], 3) << " beside the GEMMs\n";
@@ -225,11 +226,16 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     std::vector<calibrate::NcclTestsLog> others;
     for (const auto test : {calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
       others.push_back(session.collective_sweep(test, sizes, 2, 10));
-    // What compute and an all-reduce cost each other on these ranks, as `parasim execute` runs them:
-    // a 512^3 sgemm (a few milliseconds on one core) beside a 16 MiB all-reduce (a gradient bucket's
-    // order of size), on as many BLAS threads as each rank of `parasim execute` uses by default.
+    // What compute and each collective cost each other on these ranks, as `parasim execute` runs
+    // them: a 512^3 sgemm (a few milliseconds on one core) beside each kind the executor runs at
+    // 16 MiB (a gradient bucket's or a ZeRO-3 layer's order of size), on as many BLAS threads as
+    // each rank of `parasim execute` uses by default. Each kind gets its own rates: on this
+    // project's 2-core host an all-gather kept 0.45 of its speed beside the GEMMs where a send-recv
+    // kept 0.69 (docs/validation.md).
     const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads) : mpi::cores_per_rank();
-    const calibrate::InterferenceMeasurement beside = session.interference(512, double(16 << 20), blas_threads);
+    std::vector<calibrate::InterferenceMeasurement> beside;
+    for (const auto test : {calibrate::NcclTest::AllReduce, calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
+      beside.push_back(session.interference(test, 512, double(16 << 20), blas_threads));
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
         calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it, by `parasim calibrate --backend mpi`");
@@ -252,9 +258,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       const sim::Cluster cluster = sim::build_cluster(spec, profile);
       std::vector<std::int64_t> group(static_cast<std::size_t>(log.ranks));
       for (std::size_t i = 0; i < group.size(); ++i) group[i] = static_cast<std::int64_t>(i);
-      const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
-                                       : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
-                                                                                          : sim::CollectiveKind::SendRecv;
+      const sim::CollectiveKind kind = calibrate::collective_kind(other.test);
       double lowest = 0, highest = 0;
       std::string lowest_at, highest_at;
       for (std::size_t i = 0; i < other.rows.size(); ++i) {
@@ -276,9 +280,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it by `parasim calibrate --backend mpi`");
       const std::string after = error_range(other);
       const std::string name(calibrate::to_string(other.test));
-      const sim::CollectiveKind kind = other.test == calibrate::NcclTest::AllGather       ? sim::CollectiveKind::AllGather
-                                       : other.test == calibrate::NcclTest::ReduceScatter ? sim::CollectiveKind::ReduceScatter
-                                                                                          : sim::CollectiveKind::SendRecv;
+      const sim::CollectiveKind kind = calibrate::collective_kind(other.test);
       if (l.collective_efficiency.count(kind)) print_curve(out, ("  " + name).c_str(), l.collective_efficiency.at(kind), bytes_text);
       if (!before.empty()) {
         out << "      " << before << " -> " << after << "\n";
@@ -288,9 +290,12 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     // The ranks' compute device: --device, else the host's CPU (the device `parasim execute` runs).
     const std::string device = a.device.empty() ? "host-cpu" : a.device;
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_interference(device_of(profile, device, "--device"), beside, "--backend mpi");
-    const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);
-    out << "  interference (" << device << ")      compute keeps " << fixed(d.interference.compute[all_reduce], 3) << " beside an all-reduce, the all-reduce "
-        << fixed(d.interference.communication[all_reduce], 3) << " beside the GEMMs\n";
+    out << "  interference (" << device << "), what each keeps of its speed beside the other:\n";
+    for (const auto& m : beside) {
+      const auto k = static_cast<std::size_t>(calibrate::collective_kind(m.collective));
+      out << "    " << std::left << std::setw(16) << calibrate::to_string(m.collective) << std::right << " compute " << fixed(d.interference.compute[k], 3)
+          << ", the collective " << fixed(d.interference.communication[k], 3) << "\n";
+    }
   } else {
     throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\"" +
                                                      did_you_mean(a.backend, {"cpu", "cuda", "nccl", "mpi"}));

@@ -145,6 +145,56 @@ std::unique_ptr<strategies::search::Executor> Session::executor(unsigned threads
   return std::make_unique<strategies::search::ThreadExecutor>(threads);
 }
 
+namespace {
+
+#ifdef PARASIM_HAVE_MPI
+/// One collective of `test` over MPI_COMM_WORLD on `count` floats (for the gathers and scatters a
+/// whole share per rank), as `parasim execute` runs it: the non-blocking call polled to completion
+/// (mpi/polling.hpp). sendrecv sends to the next rank while receiving from the previous. `in` holds
+/// `count` floats, `out` as many.
+void run_polled(calibrate::NcclTest test, int count, float* in, float* out, int rank, int size) {
+  MPI_Request requests[2];
+  int active = 1;
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+  switch (test) {
+    case calibrate::NcclTest::AllReduce:
+      MPI_Iallreduce(MPI_IN_PLACE, in, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+      break;
+    case calibrate::NcclTest::AllGather:
+      MPI_Iallgather(in, count / size, MPI_FLOAT, out, count / size, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
+      break;
+    case calibrate::NcclTest::ReduceScatter:
+      MPI_Ireduce_scatter_block(in, out, count / size, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+      break;
+    case calibrate::NcclTest::SendRecv:
+      MPI_Irecv(out, count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
+      MPI_Isend(in, count, MPI_FLOAT, next, 0, MPI_COMM_WORLD, &requests[1]);
+      active = 2;
+      break;
+  }
+  for (int i = 0; i < active; ++i) wait_polling(requests[i]);
+}
+#endif
+
+/// The MPI call run_polled makes for `test`, for the profile's source.
+const char* mpi_call(calibrate::NcclTest test) {
+  switch (test) {
+    case calibrate::NcclTest::AllReduce: return "MPI_Iallreduce";
+    case calibrate::NcclTest::AllGather: return "MPI_Iallgather";
+    case calibrate::NcclTest::ReduceScatter: return "MPI_Ireduce_scatter_block";
+    case calibrate::NcclTest::SendRecv: return "MPI_Isend and MPI_Irecv";
+  }
+  return "MPI_Iallreduce";
+}
+
+double median_of(std::vector<double> v) {
+  PARASIM_CHECK(!v.empty(), "a median of at least one time");
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+}  // namespace
+
 calibrate::NcclTestsLog Session::collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const {
   PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "a collective sweep runs under MPI");
   calibrate::NcclTestsLog log;
@@ -169,32 +219,13 @@ calibrate::NcclTestsLog Session::collective_sweep(calibrate::NcclTest test, cons
   const auto floats = static_cast<std::size_t>(largest / sizeof(float)) + 1;
   std::vector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
   const double n = static_cast<double>(size_);
-  const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
   for (const double b : bytes) {
     // Whole floats, and for the gathers and scatters a whole share per rank.
     const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
     const auto count = static_cast<int>(std::floor(b / sizeof(float) / per_rank)) * per_rank;
     if (count == 0) continue;
     auto once = [&] {
-      MPI_Request requests[2];
-      int active = 1;
-      switch (test) {
-        case calibrate::NcclTest::AllReduce:
-          MPI_Iallreduce(MPI_IN_PLACE, in.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
-          break;
-        case calibrate::NcclTest::AllGather:
-          MPI_Iallgather(in.data(), count / size_, MPI_FLOAT, out.data(), count / size_, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
-          break;
-        case calibrate::NcclTest::ReduceScatter:
-          MPI_Ireduce_scatter_block(in.data(), out.data(), count / size_, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
-          break;
-        case calibrate::NcclTest::SendRecv:
-          MPI_Irecv(out.data(), count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
-          MPI_Isend(in.data(), count, MPI_FLOAT, next, 0, MPI_COMM_WORLD, &requests[1]);
-          active = 2;
-          break;
-      }
-      for (int i = 0; i < active; ++i) wait_polling(requests[i]);
+      run_polled(test, count, in.data(), out.data(), rank_, size_);
       in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
     };
     for (int k = 0; k < warmup; ++k) once();
@@ -226,24 +257,15 @@ calibrate::NcclTestsLog Session::collective_sweep(calibrate::NcclTest test, cons
   return log;
 }
 
-namespace {
-
-double median_of(std::vector<double> v) {
-  PARASIM_CHECK(!v.empty(), "a median of at least one time");
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-
-}  // namespace
-
-calibrate::InterferenceMeasurement Session::interference(std::int64_t gemm_n, double bytes, int blas_threads) const {
+calibrate::InterferenceMeasurement Session::interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const {
   PARASIM_CHECK(active_ && gemm_n >= 1 && bytes >= sizeof(float), "an interference measurement runs under MPI");
   calibrate::InterferenceMeasurement m;
   m.ranks = size_;
   m.gemm_n = gemm_n;
-  m.all_reduce_bytes = bytes;
+  m.collective_bytes = bytes;
   m.gemm_text = "an fp32 cblas_sgemm on " + std::to_string(blas_threads) + (blas_threads == 1 ? " thread" : " threads") + " of";
-  m.collective_text = "MPI_Iallreduce polled by a second thread, as parasim execute runs it,";
+  m.collective = test;
+  m.collective_text = std::string(mpi_call(test)) + " polled by a second thread as parasim execute runs it";
   m.command = "parasim calibrate --backend mpi";
 #ifdef PARASIM_HAVE_MPI
   char name[MPI_MAX_PROCESSOR_NAME] = {};
@@ -252,31 +274,31 @@ calibrate::InterferenceMeasurement Session::interference(std::int64_t gemm_n, do
   m.device_name = calibrate::source_text("MPI ranks on " + std::string(name));
   const auto n = static_cast<std::size_t>(gemm_n);
   std::vector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f);
-  const auto count = static_cast<int>(std::min(bytes / sizeof(float), 2147483647.0));
-  std::vector<float> buffer(static_cast<std::size_t>(count), 1.0f);
+  // Whole floats, and for the gathers and scatters a whole share per rank (as collective_sweep).
+  const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
+  const auto count = std::max(per_rank, static_cast<int>(std::min(bytes / sizeof(float), 2147483647.0)) / per_rank * per_rank);
+  std::vector<float> buffer(static_cast<std::size_t>(count), 1.0f), out(static_cast<std::size_t>(count), 0.0f);
   auto gemm = [&] {
     const double t0 = MPI_Wtime();
     exec::sgemm(false, false, gemm_n, gemm_n, gemm_n, a.data(), b.data(), c.data());
     return MPI_Wtime() - t0;
   };
-  auto all_reduce = [&] {
+  auto collective = [&] {
     const double t0 = MPI_Wtime();
-    MPI_Request request;
-    MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-    wait_polling(request);
-    // Keep the values from growing: the sum of `size_` ones would double every call.
+    run_polled(test, count, buffer.data(), out.data(), rank_, size_);
+    // Keep the values from growing: an in-place sum of `size_` ones would double every call.
     buffer[0] = 1.0f;
     return MPI_Wtime() - t0;
   };
   constexpr int kRuns = 9;
   exec::set_blas_threads(blas_threads);
   (void)gemm();
-  (void)all_reduce();
+  (void)collective();
   std::vector<double> gemm_alone, reduce_alone, gemm_beside, reduce_beside;
   MPI_Barrier(MPI_COMM_WORLD);
   for (int k = 0; k < kRuns; ++k) gemm_alone.push_back(gemm());
   MPI_Barrier(MPI_COMM_WORLD);
-  for (int k = 0; k < kRuns; ++k) reduce_alone.push_back(all_reduce());
+  for (int k = 0; k < kRuns; ++k) reduce_alone.push_back(collective());
   // Beside each other: GEMMs on a second thread for as long as this one all-reduces (only this
   // thread calls MPI); the GEMMs that started before the last all-reduce ended count.
   MPI_Barrier(MPI_COMM_WORLD);
@@ -285,7 +307,7 @@ calibrate::InterferenceMeasurement Session::interference(std::int64_t gemm_n, do
     exec::set_blas_threads(blas_threads);
     while (!stop.load()) gemm_beside.push_back(gemm());
   });
-  for (int k = 0; k < kRuns; ++k) reduce_beside.push_back(all_reduce());
+  for (int k = 0; k < kRuns; ++k) reduce_beside.push_back(collective());
   stop = true;
   compute.join();
   if (gemm_beside.size() > 1) gemm_beside.pop_back();  // the one that ran past the last all-reduce
@@ -293,8 +315,8 @@ calibrate::InterferenceMeasurement Session::interference(std::int64_t gemm_n, do
   MPI_Allreduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   m.gemm_alone_s = sum[0] / size_;
   m.gemm_beside_s = sum[1] / size_;
-  m.all_reduce_alone_s = sum[2] / size_;
-  m.all_reduce_beside_s = sum[3] / size_;
+  m.collective_alone_s = sum[2] / size_;
+  m.collective_beside_s = sum[3] / size_;
 #else
   (void)blas_threads;
 #endif

@@ -71,12 +71,12 @@ class Session {
   /// this one library: mpi/CMakeLists.txt.)
   [[nodiscard]] calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const;
 
-  /// `parasim calibrate --backend mpi`: what compute and an all-reduce cost each other on every rank,
-  /// as `parasim execute` runs them — an sgemm of gemm_n³ on `blas_threads` OpenBLAS threads, and a
-  /// non-blocking all-reduce of `bytes` over every rank polled by another thread
-  /// (mpi/polling.hpp) — each timed alone and then beside the other (median times, averaged over
-  /// the ranks; the same on every rank). Precondition: active().
-  [[nodiscard]] calibrate::InterferenceMeasurement interference(std::int64_t gemm_n, double bytes, int blas_threads) const;
+  /// `parasim calibrate --backend mpi`: what compute and a collective of `test` cost each other on
+  /// every rank, as `parasim execute` runs them — an sgemm of gemm_n³ on `blas_threads` OpenBLAS
+  /// threads, and the collective of `bytes` over every rank (collective_sweep's sizes) polled by
+  /// another thread (mpi/polling.hpp) — each timed alone and then beside the other (median times,
+  /// averaged over the ranks; the same on every rank). Precondition: active().
+  [[nodiscard]] calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const;
 
  private:
   bool active_ = false;

@@ -96,14 +96,14 @@ TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all
   m.device_name = "NVIDIA H100 80GB HBM3";
   m.ranks = 8;
   m.gemm_n = 8192;
-  m.all_reduce_bytes = double(1 << 28);
+  m.collective_bytes = double(1 << 28);
   // GEMM 2.000 ms alone, 2.500 ms beside: compute keeps 2 / 2.5 = 0.8. All-reduce 1.000 ms alone,
   // 1.250 ms beside: it keeps 0.8 too.
   m.gemm_alone_s = 2e-3;
   m.gemm_beside_s = 2.5e-3;
-  m.all_reduce_alone_s = 1e-3;
-  m.all_reduce_beside_s = 1.25e-3;
-  const sim::DeviceProfile d = calibrated_interference(h100, m, "--backend nccl");
+  m.collective_alone_s = 1e-3;
+  m.collective_beside_s = 1.25e-3;
+  const sim::DeviceProfile d = calibrated_interference(h100, {m}, "--backend nccl");
   for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
     CHECK_THAT(d.interference.compute[k], WithinRel(0.8, 1e-12));
     CHECK_THAT(d.interference.communication[k], WithinRel(0.8, 1e-12));
@@ -115,13 +115,34 @@ TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all
   CHECK(d.sources.at("interference").find("2.000 ms alone and 2.500 ms beside a 256 MiB ncclAllReduce") != std::string::npos);
   // Beside a collective the GEMM ran faster than alone: the rate stays 1 (no speed-up from overlap).
   m.gemm_beside_s = 1.5e-3;
-  CHECK(calibrated_interference(h100, m, "--backend nccl").interference.compute[0] == 1.0);
+  CHECK(calibrated_interference(h100, {m}, "--backend nccl").interference.compute[0] == 1.0);
   m.gemm_beside_s = 0;
-  CHECK_THROWS_AS(calibrated_interference(h100, m, "--backend nccl"), InputError);
+  CHECK_THROWS_AS(calibrated_interference(h100, {m}, "--backend nccl"), InputError);
+
+  CHECK_THROWS_AS(calibrated_interference(h100, {}, "--backend nccl"), InputError);
+
+  // Each collective kind measured gets its own rates; the all-reduce's stand for the kinds none
+  // names. All-gather: the GEMM 2 ms alone and 4 ms beside (compute keeps 2 / 4 = 0.5), the
+  // all-gather 1 ms alone and 2 ms beside (it keeps 0.5).
+  m.gemm_beside_s = 2.5e-3;
+  InterferenceMeasurement gather = m;
+  gather.collective = NcclTest::AllGather;
+  gather.gemm_beside_s = 4e-3;
+  gather.collective_beside_s = 2e-3;
+  const sim::DeviceProfile both = calibrated_interference(h100, {gather, m}, "--backend mpi");
+  const auto all_gather = static_cast<std::size_t>(sim::CollectiveKind::AllGather);
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
+    CHECK_THAT(both.interference.compute[k], WithinRel(k == all_gather ? 0.5 : 0.8, 1e-12));
+    CHECK_THAT(both.interference.communication[k], WithinRel(k == all_gather ? 0.5 : 0.8, 1e-12));
+  }
+  CHECK(both.sources.at("interference").find("all_reduce stands for reduce-scatter, all-to-all, broadcast and send-recv") != std::string::npos);
+  // With no all-reduce measured, the first measurement stands for the others.
+  const sim::DeviceProfile alone = calibrated_interference(h100, {gather}, "--backend mpi");
+  CHECK_THAT(alone.interference.communication[static_cast<std::size_t>(sim::CollectiveKind::AllReduce)], WithinRel(0.5, 1e-12));
 
   InterferenceOptions small;
   small.gemm_n = 1024;
-  small.all_reduce_bytes = double(1 << 20);
+  small.collective_bytes = double(1 << 20);
   small.gemms = 4;
   const auto measured = measure_interference(small);
   if (const auto* u = std::get_if<Unavailable>(&measured)) {
@@ -132,7 +153,7 @@ TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all
     CHECK(got.ranks >= 2);
     CHECK(got.gemm_alone_s > 0);
     CHECK(got.gemm_beside_s > 0);
-    CHECK(got.all_reduce_alone_s > 0);
-    CHECK(got.all_reduce_beside_s > 0);
+    CHECK(got.collective_alone_s > 0);
+    CHECK(got.collective_beside_s > 0);
   }
 }

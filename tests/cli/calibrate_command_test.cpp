@@ -136,10 +136,11 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
                Catch::Matchers::StartsWith("polled as parasim execute runs it by `parasim calibrate --backend mpi`, 2 ranks: ") &&
                    Catch::Matchers::Contains("; predicted from the all-reduce's curve "));
   }
-  // The interference of compute and an all-reduce on the ranks, written into their device, host-cpu,
-  // with its source: each side's rates below 1 (a side that was not slowed is left out, and a
-  // measurement where neither was writes no interference).
-  CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains("  interference (host-cpu)      compute keeps "));
+  // The interference of compute and each collective kind on the ranks, written into their device,
+  // host-cpu, with its source: each side's rates below 1 (a side that was not slowed is left out,
+  // and a measurement where neither was writes no interference).
+  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter", "sendrecv"})
+    CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains(std::string("\n    ") + kind + " ") && Catch::Matchers::Contains(", the collective "));
   const auto& cpu = profile.at("devices").at("host-cpu");
   CHECK(cpu.contains("interference") == cpu.at("sources").contains("interference"));
   if (cpu.contains("interference")) {
