@@ -1,25 +1,12 @@
 #include "strategies/plan_spec.hpp"
 
+#include "strategies/name_table.hpp"
+
 namespace parasim::strategies {
 namespace {
-template <class E, std::size_t N>
-std::optional<E> lookup(std::string_view s, const std::pair<E, const char*> (&table)[N]) {
-  for (const auto& [e, name] : table)
-    if (s == name) return e;
-  return std::nullopt;
-}
-template <class E, std::size_t N>
-std::string_view name_of(E e, const std::pair<E, const char*> (&table)[N]) {
-  for (const auto& [v, name] : table)
-    if (v == e) return name;
-  return table[0].second;
-}
-template <class E, std::size_t N>
-std::vector<std::string> names(const std::pair<E, const char*> (&table)[N]) {
-  std::vector<std::string> out;
-  for (const auto& entry : table) out.emplace_back(entry.second);
-  return out;
-}
+using name_table::lookup;
+using name_table::name_of;
+using name_table::names;
 
 constexpr std::pair<Optimizer, const char*> kOptimizers[] = {{Optimizer::Adam, "adam"},
                                                             {Optimizer::AdamW, "adamw"},
