@@ -171,6 +171,9 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                                                      ") or SEARCH.json#RANK");
   }
   const scenarios::Scenario& s = *chosen;
+  if (s.local_update)
+    throw PlanError("--plan \"" + args.plan + "\" is local-update training (" + std::string(strategies::to_string(s.local_update->algorithm)) +
+                    "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates it");
   sim::Profile profile = scenarios::scenario_profile(s);
   if (!args.profile.empty()) {
     profile = sim::profile_from_json(JsonDocument::read_file(args.profile));

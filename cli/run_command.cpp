@@ -20,6 +20,7 @@
 #include "reports/table.hpp"
 #include "reports/trace.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/local_update.hpp"
 #include "scenarios/sweep.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
@@ -190,15 +191,27 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
   // every replica, sim/summarize.cpp).
   std::vector<bool> long_simulation;  // per variant: show its phases as it runs
   for (const auto& v : variants) {
-    const scenarios::Scenario& s = v.scenario;
-    const models::Graph graph = scenarios::build_model(s);
-    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
-    const bool analytical = backend_of(s, args) == sim::Backend::Analytical;
-    const bool one_replica =
-        !args.no_replica_shortcut && analytical && sim::data_parallel_replicas_alike(plan, sim::build_cluster(s.cluster, profile_of(s)));
-    const sim::TaskEstimate e = sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica});
-    check_task_budget(e, v.name, args);
-    long_simulation.push_back(e.tasks >= (analytical ? kLongAnalyticalTasks : kLongSimGridTasks));
+    // A local update simulates a replica's step and the synchronous step on the same devices: the
+    // larger of the two is what must fit.
+    std::vector<scenarios::Scenario> steps;
+    if (v.scenario.local_update) {
+      steps.push_back(scenarios::replica_scenario(v.scenario, 0));
+      steps.push_back(scenarios::synchronous_scenario(v.scenario));
+    } else {
+      steps.push_back(v.scenario);
+    }
+    bool long_one = false;
+    for (const scenarios::Scenario& s : steps) {
+      const models::Graph graph = scenarios::build_model(s);
+      const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
+      const bool analytical = backend_of(s, args) == sim::Backend::Analytical;
+      const bool one_replica =
+          !args.no_replica_shortcut && analytical && sim::data_parallel_replicas_alike(plan, sim::build_cluster(s.cluster, profile_of(s)));
+      const sim::TaskEstimate e = sim::estimate_task_graph(graph, plan, {.one_data_parallel_replica = one_replica});
+      check_task_budget(e, v.name, args);
+      long_one = long_one || e.tasks >= (analytical ? kLongAnalyticalTasks : kLongSimGridTasks);
+    }
+    long_simulation.push_back(long_one);
   }
 
   std::vector<sim::Result> results;
@@ -218,16 +231,20 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     const Variant& v = variants[vi];
     const scenarios::Scenario& s = v.scenario;
     const sim::Profile profile = profile_of(s);
-    const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
-    const models::Graph graph = scenarios::build_model(s);
-    const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
+    // A local update's Result is its slowest replica's inner step, and its plan that replica's.
+    const scenarios::Scenario& stepped = s.local_update ? scenarios::replica_scenario(s, 0) : s;
+    const sim::Cluster cluster = sim::build_cluster(stepped.cluster, profile);
+    const models::Graph graph = scenarios::build_model(stepped);
+    const strategies::Plan plan = strategies::make_plan(graph, stepped.training, stepped.plan, cluster.device_count());
     const sim::Backend backend = backend_of(s, args);
 
     sim::LowerOptions lower_options;
     lower_options.replicate_data_parallel = !args.no_replica_shortcut;
     std::optional<VariantProgress> phases;
     if (progress && !sweep_progress && long_simulation[vi]) phases.emplace(*progress, reports::terminal_safe(v.name));
-    sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend, lower_options, phases ? &*phases : nullptr);
+    sim::Simulation simulation = s.local_update
+                                     ? scenarios::simulate_local_update(s, profile, backend, lower_options, phases ? &*phases : nullptr)
+                                     : sim::simulate(graph, plan, cluster, profile, backend, lower_options, phases ? &*phases : nullptr);
     simulation.result.scenario = base.name;
     simulation.result.variant = v.name;
     if (!simulation.result.fits) {

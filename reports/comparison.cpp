@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "reports/format.hpp"
+#include "sim/local_update.hpp"
 
 namespace parasim::reports {
 
@@ -67,6 +68,49 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
   if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.interference_compute_s > 0; })) {
     figure("compute lost to interference", "s per device", [](const sim::Result& r) { return r.interference_compute_s; }, sig4);
     figure("step time lost to interference", "s", [](const sim::Result& r) { return r.interference_step_s; }, sig4);
+  }
+  if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.local_update.has_value(); })) {
+    // Local-update training (sim/result.hpp, LocalUpdateFigures): its "step time" above is one
+    // replica's inner step; these rows put every variant on the same footing, a synchronous one's
+    // step being its own (it synchronises every step).
+    text("local update", [](const sim::Result& r) {
+      if (!r.local_update) return std::string("none (synchronous)");
+      const auto& l = *r.local_update;
+      std::string t = l.algorithm + ", " + std::to_string(l.replicas) + " replicas, H " + std::to_string(l.inner_steps);
+      if (l.algorithm == "streaming-diloco") t += ", " + std::to_string(l.fragments) + " fragments, overlap " + std::to_string(l.overlap_steps);
+      if (l.compression != "none") t += ", " + l.compression;
+      return t;
+    });
+    text("devices, every replica", [](const sim::Result& r) { return std::to_string(sim::devices_in_run(r)) + " × " + r.device_kind; });
+    figure("time per step, synchronisation included", "s", [](const sim::Result& r) { return sim::time_per_step_s(r); }, sig4);
+    figure("throughput, every replica", "samples/s", [](const sim::Result& r) { return r.local_update ? r.local_update->samples_per_s : r.samples_per_s; },
+           sig4);
+    figure("throughput, every replica", "tokens/s", [](const sim::Result& r) { return r.local_update ? r.local_update->tokens_per_s : r.tokens_per_s; },
+           sig4);
+    text("outer step (H inner steps and the synchronisations)", [](const sim::Result& r) {
+      return r.local_update ? significant(r.local_update->outer_step_s, 4) + " s" : std::string("n/a");
+    });
+    text("compute utilisation over the outer step", [](const sim::Result& r) {
+      return r.local_update ? percent(r.local_update->compute_utilisation) : std::string("n/a");
+    });
+    figure("WAN bytes per step", "GB", [](const sim::Result& r) { return (r.local_update ? r.local_update->wan_bytes_per_inner_step : sim::wan_bytes(r)) / 1e9; }, sig4);
+    text("WAN busy (busiest link)", [](const sim::Result& r) {
+      return r.local_update ? percent(r.local_update->wan_utilisation) : std::string("n/a");
+    });
+    text("WAN bandwidth per site for 95% compute", [](const sim::Result& r) {
+      if (!r.local_update) return std::string("n/a");
+      const double b = r.local_update->wan_bandwidth_for_95_bytes_per_s;
+      return b > 0 ? significant(b * 8 / 1e9, 4) + " Gbit/s" : std::string("none reaches it");
+    });
+    text("synchronous data parallelism on the same devices", [](const sim::Result& r) {
+      return r.local_update ? significant(r.local_update->sync_step_s, 4) + " s a step, " +
+                                  significant(r.local_update->sync_wan_bytes_per_step / 1e9, 4) + " GB over the WAN"
+                            : std::string("n/a");
+    });
+    if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.local_update && r.local_update->target_tokens > 0; }))
+      text("time to the target tokens", [](const sim::Result& r) {
+        return r.local_update && r.local_update->target_tokens > 0 ? duration_text(r.local_update->time_to_target_s) : std::string("n/a");
+      });
   }
   figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });
   figure("usable memory per device", "GiB", [](const sim::Result& r) { return r.memory_capacity_bytes; },

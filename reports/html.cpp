@@ -212,6 +212,8 @@ std::string render_html(const HtmlReport& report) {
     charts.push_back(memory_chart(results, labels));
     if (results.size() >= 2) charts.push_back(pareto_chart(results, labels));
     else omitted.push_back("Pareto front: it needs at least two results to compare.");
+    if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.local_update.has_value(); }))
+      charts.push_back(local_update_chart(results, labels));
   }
   for (std::size_t i = 0; i < report.sweeps.size(); ++i)
     if (!report.sweeps[i].points.empty()) charts.push_back(sweep_chart(report.sweeps[i], i));

@@ -1,12 +1,14 @@
 #include "reports/html_charts.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "common/error.hpp"
 #include "reports/comparison.hpp"
 #include "reports/format.hpp"
 #include "reports/html_spec.hpp"
+#include "sim/local_update.hpp"
 
 namespace parasim::reports {
 namespace {
@@ -88,10 +90,12 @@ std::vector<std::string> result_labels(std::span<const sim::Result> results) {
 std::vector<bool> pareto_optimal(std::span<const sim::Result> results) {
   std::vector<bool> optimal(results.size(), false);
   const auto no_worse = [](const sim::Result& a, const sim::Result& b) {
-    return a.step_time_s <= b.step_time_s && peak_memory_bytes(a) <= peak_memory_bytes(b) && a.devices <= b.devices;
+    return sim::time_per_step_s(a) <= sim::time_per_step_s(b) && peak_memory_bytes(a) <= peak_memory_bytes(b) &&
+           sim::devices_in_run(a) <= sim::devices_in_run(b);
   };
   const auto better_somewhere = [](const sim::Result& a, const sim::Result& b) {
-    return a.step_time_s < b.step_time_s || peak_memory_bytes(a) < peak_memory_bytes(b) || a.devices < b.devices;
+    return sim::time_per_step_s(a) < sim::time_per_step_s(b) || peak_memory_bytes(a) < peak_memory_bytes(b) ||
+           sim::devices_in_run(a) < sim::devices_in_run(b);
   };
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (!results[i].fits) continue;
@@ -244,9 +248,9 @@ HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std
     const auto& r = results[i];
     values.push_back({{"result", labels[i]},
                       {"plan", r.plan},
-                      {"step_time_s", num(r.step_time_s)},
+                      {"step_time_s", num(sim::time_per_step_s(r))},
                       {"peak_gib", num(in_gib(peak_memory_bytes(r)))},
-                      {"devices", r.devices},
+                      {"devices", sim::devices_in_run(r)},
                       {"status", !r.fits ? "does not fit" : optimal[i] ? "on the Pareto front" : "dominated"},
                       {"front_label", optimal[i] ? Json(labels[i]) : Json("")}});
   }
@@ -257,9 +261,58 @@ HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std
                                    field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
                                    field("devices", "quantitative", "devices"), field("status", "nominal", "status")}));
   return {"pareto", "Pareto front: step time, memory, devices",
-          "Each result's step time against its peak memory per device, coloured by device count. Diamonds (named) "
+          "Each result's step time (a local update's per inner step, its synchronisation included) against its peak memory per device, coloured by device count. Diamonds (named) "
           "are on the Pareto front: they fit, and no other fitting result is as fast, as small and as few devices "
           "at once while better in one of the three.",
+          std::move(spec)};
+}
+
+HtmlChart local_update_chart(std::span<const sim::Result> results, std::span<const std::string> labels) {
+  check_labels(results, labels);
+  const char* const metrics[] = {"time per step, synchronisation included (s)", "WAN bytes per step (GB)", "compute utilisation (%)"};
+  std::vector<std::string> rows;
+  Json values = Json::array();
+  auto add = [&](const std::string& row, const std::string& kind, double step_s, double wan_bytes, std::optional<double> utilisation) {
+    rows.push_back(row);
+    const std::optional<double> amounts[] = {step_s, wan_bytes / 1e9, utilisation ? std::optional<double>(*utilisation * 100) : std::nullopt};
+    for (std::size_t m = 0; m < 3; ++m)
+      if (amounts[m]) values.push_back({{"row", row}, {"kind", kind}, {"metric", metrics[m]}, {"amount", num(*amounts[m])}});
+  };
+  std::vector<double> synchronous_seen;
+  bool any = false;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const sim::Result& r = results[i];
+    if (!r.local_update) {
+      add(labels[i], "synchronous", r.step_time_s, sim::wan_bytes(r), std::nullopt);
+      continue;
+    }
+    any = true;
+    const sim::LocalUpdateFigures& l = *r.local_update;
+    add(labels[i], l.algorithm, l.time_per_inner_step_s, l.wan_bytes_per_inner_step, l.compute_utilisation);
+    // The synchronous run it was compared with, once per distinct one.
+    if (std::find(synchronous_seen.begin(), synchronous_seen.end(), l.sync_step_s) == synchronous_seen.end()) {
+      synchronous_seen.push_back(l.sync_step_s);
+      add("synchronous DP on " + labels[i] + "'s devices", "synchronous", l.sync_step_s, l.sync_wan_bytes_per_step, std::nullopt);
+    }
+  }
+  PARASIM_CHECK(any, "a local-update chart needs a local-update result");
+  Json spec = base_spec("Local-update training against synchronous data parallelism");
+  spec["data"] = {{"values", values}};
+  spec["facet"] = {{"column", {{"field", "metric"}, {"type", "nominal"}, {"sort", {metrics[0], metrics[1], metrics[2]}}, {"title", nullptr}}}};
+  spec["spec"] = {
+      {"width", 220},
+      {"height", Json{{"step", 20}}},
+      {"mark", {{"type", "bar"}}},
+      {"encoding",
+       {{"y", {{"field", "row"}, {"type", "nominal"}, {"sort", strings(rows)}, {"title", nullptr}, {"axis", {{"labelLimit", 280}}}}},
+        {"x", {{"field", "amount"}, {"type", "quantitative"}, {"title", nullptr}, {"axis", {{"format", kFormat}}}}},
+        {"color", {{"field", "kind"}, {"type", "nominal"}, {"title", "training"}}},
+        {"tooltip", tooltip({field("row", "nominal", "result"), field("metric", "nominal", "figure"), field("amount", "quantitative", "value", kFormat)})}}}};
+  spec["resolve"] = {{"scale", {{"x", "independent"}}}};
+  return {"local-update", "Local-update training against synchronous data parallelism",
+          "Each result's time per step with its synchronisation (a local update's outer step over its inner steps), the bytes it sends over "
+          "the WAN per step, and the share of the outer step its replicas compute; the synchronous data-parallel run on the same devices, "
+          "simulated beside each local update, for comparison.",
           std::move(spec)};
 }
 
@@ -275,7 +328,11 @@ HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index) {
   Json values = Json::array();
   for (const auto& p : sweep.points) {
     if (std::find(order.begin(), order.end(), p.value) == order.end()) order.push_back(p.value);
-    const double amounts[] = {p.result.step_time_s, p.result.tokens_per_s, in_gib(peak_memory_bytes(p.result))};
+    // A local update's step is its time per inner step with the synchronisation, its throughput
+    // every replica's (the Result's own are one replica's inner step).
+    const auto& l = p.result.local_update;
+    const double amounts[] = {sim::time_per_step_s(p.result), l ? l->tokens_per_s : p.result.tokens_per_s,
+                              in_gib(peak_memory_bytes(p.result))};
     for (std::size_t m = 0; m < 3; ++m)
       values.push_back({{"value", numeric ? num(*p.number) : Json(p.value)},
                         {"value_text", p.value},

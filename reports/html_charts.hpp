@@ -70,6 +70,11 @@ struct HtmlChart {
 [[nodiscard]] HtmlChart memory_chart(std::span<const sim::Result> results, std::span<const std::string> labels);
 /// Step time against peak memory per device, coloured by device count, the Pareto front marked.
 [[nodiscard]] HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std::string> labels);
+/// Local-update training against synchronous data parallelism (sim/result.hpp, LocalUpdateFigures):
+/// per result, its time per step with the synchronisation, WAN bytes per step and compute
+/// utilisation, beside the synchronous run on the same devices each local update was compared with
+/// (once per distinct one). Precondition: some result has local-update figures.
+[[nodiscard]] HtmlChart local_update_chart(std::span<const sim::Result> results, std::span<const std::string> labels);
 /// Step time, throughput and peak memory against the swept value; `index` makes the id unique.
 [[nodiscard]] HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index);
 /// The pipeline timeline of `of` (the label of the result it belongs to); `measured`: the timeline

@@ -237,6 +237,31 @@ strategies::PlanSpec decode_plan(const json& p) {
   return spec;
 }
 
+strategies::LocalUpdateSpec decode_local_update(const json& j) {
+  strategies::LocalUpdateSpec spec;
+  spec.algorithm = enum_value(strategies::local_update_algorithm_from_string(j.value("algorithm", std::string("diloco"))), "local_update.algorithm");
+  spec.replicas = j.value("replicas", spec.replicas);
+  spec.inner_steps = j.value("inner_steps", spec.inner_steps);
+  // Streaming DiLoCo's defaults (Douillard et al. 2025, arXiv:2501.18512, §3): fragments of three
+  // layers (0: resolved on the model), one inner step of overlap; DiLoCo has one fragment and waits.
+  if (spec.streaming()) {
+    spec.fragments = 0;
+    spec.overlap_steps = 1;
+  }
+  spec.fragments = j.value("fragments", spec.fragments);
+  spec.overlap_steps = j.value("overlap_steps", spec.overlap_steps);
+  if (j.contains("outer_optimizer")) {
+    const json& o = j["outer_optimizer"];
+    spec.outer_optimizer = enum_value(strategies::outer_optimizer_from_string(o.value("kind", std::string("nesterov"))), "local_update.outer_optimizer.kind");
+    spec.outer_learning_rate = o.value("learning_rate", spec.outer_learning_rate);
+    spec.outer_momentum = o.value("momentum", spec.outer_momentum);
+  }
+  spec.compression = enum_value(strategies::compression_from_string(j.value("compression", std::string("none"))), "local_update.compression");
+  spec.topk_fraction = j.value("topk_fraction", spec.topk_fraction);
+  spec.target_tokens = j.value("target_tokens", spec.target_tokens);
+  return spec;
+}
+
 }  // namespace
 
 std::string resolve_path(const std::string& folder, const std::string& path) {
@@ -253,6 +278,7 @@ Scenario decode_scenario(const json& root, const std::string& folder, const Erro
   s.model = decode_model(root.at("model"), folder, s.training.precision);
   s.cluster = decode_cluster(root.at("cluster"), s.cluster_preset, error_at);
   s.plan = decode_plan(root.value("plan", json::object()));
+  if (root.contains("local_update")) s.local_update = decode_local_update(root["local_update"]);
   s.backend = enum_value(backend_from_string(root.value("backend", std::string("analytical"))), "backend");
   if (root.contains("profile")) s.profile = resolve_path(folder, root["profile"].get<std::string>());
   const json output = root.value("output", json::object());

@@ -6,6 +6,7 @@
 
 #include "common/json_document.hpp"
 #include "scenarios/decode.hpp"
+#include "scenarios/local_update.hpp"
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
@@ -91,6 +92,8 @@ const sim::Profile& profile_of(const Scenario& s, ProfileCache& cache, const Rep
   return cache.emplace(*s.profile, sim::profile_from_json(JsonDocument::read_file(*s.profile))).first->second;
 }
 
+void check_plan_of(const Scenario& s, const Reporter& reporter);
+
 /// Decodes a structurally valid scenario and checks what the schema cannot: names, the cluster against
 /// the profile, the model, the plan against both.
 Scenario decode_and_check(const json& root, const std::string& file, const Reporter& reporter, ProfileCache& profiles) {
@@ -103,6 +106,20 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
                                                          std::string(models::to_string(s.training.precision)) +
                                                          "; expected \"fp32\" (gradients are kept at least as wide as the weights)");
 
+  // A local update runs the plan on each replica's share of the devices and of the batch: the plan
+  // is judged there (every replica has as many devices; their kinds were checked above).
+  std::optional<Scenario> replica;
+  if (s.local_update) {
+    if (auto problem = local_update_problem(s)) throw reporter.error(problem->pointer, problem->message);
+    replica = replica_scenario(s, 0);
+  }
+  check_plan_of(replica ? *replica : s, reporter);
+  return s;
+}
+
+/// Checks what the plan of `s` runs: the model it builds for the plan's batch, the attention kernel,
+/// a graph file's fixed batch, and the plan against the model and the devices.
+void check_plan_of(const Scenario& s, const Reporter& reporter) {
   const std::int64_t devices = s.cluster.device_count();
   // The plan is judged on the graph it will run: one micro-batch of every data-parallel replica.
   // A micro-batch round larger than the global batch is a fault check_plan reports before it looks at
@@ -127,7 +144,6 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   }
   if (auto problem = strategies::check_plan(graph, s.training, s.plan, devices))
     throw reporter.error(problem->pointer, problem->message);
-  return s;
 }
 
 /// The set entries of what-if `index`, in file order, each checked to name a settable field.

@@ -17,7 +17,7 @@ std::ostream& print_optional(std::ostream& out, const char* name, const std::opt
 bool Scenario::operator==(const Scenario& o) const {
   return name == o.name && description == o.description && file == o.file && pointer == o.pointer &&
          model == o.model && training == o.training && cluster == o.cluster && cluster_preset == o.cluster_preset &&
-         plan == o.plan && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
+         plan == o.plan && local_update == o.local_update && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
          what_ifs == o.what_ifs && changes == o.changes;
 }
 
@@ -93,6 +93,11 @@ std::ostream& operator<<(std::ostream& out, const Scenario& s) {
       << ", ep " << p.ep << ", " << strategies::to_string(p.schedule) << " x" << p.virtual_stages << ", zero " << p.zero
       << (p.fsdp ? ", fsdp" : "") << ", recompute " << strategies::to_string(p.recompute)
       << (p.sequence_parallel ? ", sequence parallel" : "") << "\n";
+  if (const auto& lu = s.local_update)
+    out << "  local update: " << strategies::to_string(lu->algorithm) << ", replicas "
+        << (lu->replicas == 0 ? std::string("(one per site)") : std::to_string(lu->replicas)) << ", H " << lu->inner_steps << ", fragments "
+        << lu->fragments << ", overlap " << lu->overlap_steps << ", " << strategies::to_string(lu->outer_optimizer) << ", compression "
+        << strategies::to_string(lu->compression) << "\n";
   out << "  backend: " << to_string(s.backend) << ", profile: " << (s.profile ? *s.profile : "(datasheet)")
       << ", output: " << s.output_dir << "\n";
   for (const auto& [path, value] : s.changes) out << "  set " << path << " = " << value << "\n";

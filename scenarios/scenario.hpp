@@ -14,6 +14,7 @@
 #include "models/transformer.hpp"
 #include "models/zoo.hpp"
 #include "sim/cluster_spec.hpp"
+#include "strategies/local_update.hpp"
 #include "strategies/plan_spec.hpp"
 
 namespace parasim::scenarios {
@@ -51,6 +52,9 @@ struct Scenario {
   sim::ClusterSpec cluster;
   std::string cluster_preset;  ///< the preset it started from, "" when none (for reports)
   strategies::PlanSpec plan;
+  /// Local-update training (DiLoCo, Streaming DiLoCo): `plan` is then each replica's plan on its
+  /// share of the devices (scenarios/local_update.hpp). Absent: every step synchronous.
+  std::optional<strategies::LocalUpdateSpec> local_update;
   Backend backend = Backend::Analytical;
   /// A calibrated profile file, resolved against the scenario file's folder; nothing = the built-in
   /// datasheet profile.

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/format.hpp"
 #include "scenarios/decode.hpp"
+#include "scenarios/local_update.hpp"
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
@@ -113,9 +114,13 @@ Scenario check_point(const json& variant, const JsonDocument& doc, const PointRe
     profile = &it->second;
   }
   if (auto problem = sim::check_cluster_spec(s.cluster, *profile)) throw reporter.error("/cluster" + problem->pointer, problem->message);
-  const std::int64_t devices = s.cluster.device_count();
-  const std::int64_t dp = strategies::resolve_dp(s.plan, devices);
-  const std::int64_t batch = std::min(s.training.micro_batch * dp, s.training.global_batch);
+  if (s.local_update)
+    if (auto problem = local_update_problem(s)) throw reporter.error(problem->pointer, problem->message);
+  // A local update's plan runs on one replica's devices and batch (scenarios/local_update.hpp).
+  const Scenario judged = s.local_update ? replica_scenario(s, 0) : s;
+  const std::int64_t devices = judged.cluster.device_count();
+  const std::int64_t dp = strategies::resolve_dp(judged.plan, devices);
+  const std::int64_t batch = std::min(judged.training.micro_batch * dp, judged.training.global_batch);
   std::optional<models::Graph> graph;
   try {
     graph = build_model_graph(s.model, batch, s.file);
@@ -127,10 +132,10 @@ Scenario check_point(const json& variant, const JsonDocument& doc, const PointRe
     const std::string n = std::to_string(graph->batch());
     throw reporter.error("/training/micro_batch", "the graph in \"" + s.model.path + "\" is built for a batch of " + n +
                                                       " samples, so micro_batch × dp must be " + n + "; found " +
-                                                      std::to_string(s.training.micro_batch) + " × " + std::to_string(dp) + " = " +
-                                                      std::to_string(s.training.micro_batch * dp));
+                                                      std::to_string(judged.training.micro_batch) + " × " + std::to_string(dp) + " = " +
+                                                      std::to_string(judged.training.micro_batch * dp));
   }
-  if (auto problem = strategies::check_plan(*graph, s.training, s.plan, devices)) throw reporter.error(problem->pointer, problem->message);
+  if (auto problem = strategies::check_plan(*graph, judged.training, judged.plan, devices)) throw reporter.error(problem->pointer, problem->message);
   return s;
 }
 

@@ -4,6 +4,7 @@
 /// it in the versioned schema "parasim.result/1".
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,40 @@ struct LinkFigures {
   double load_s = 0;
   double busy_s = 0;
   bool operator==(const LinkFigures&) const = default;
+};
+
+/// Local-update training (strategies/local_update.hpp, sim/local_update.hpp): the outer step and what
+/// it costs the WAN, beside synchronous data parallelism on the same devices. The Result's own step
+/// figures are then one replica's inner step.
+struct LocalUpdateFigures {
+  std::string algorithm;  ///< "diloco", "streaming-diloco"
+  std::int64_t replicas = 0;
+  std::int64_t inner_steps = 0;
+  std::int64_t fragments = 1;
+  std::int64_t overlap_steps = 0;
+  std::string compression;  ///< "none", "fp16", "int8", "top-k"
+  std::string outer_optimizer;
+  double inner_step_s = 0;   ///< the slowest replica's simulated inner step
+  double outer_step_s = 0;   ///< H inner steps and the synchronisations, steady state
+  double time_per_inner_step_s = 0;  ///< outer_step_s / H
+  double samples_per_s = 0;  ///< over every replica
+  double tokens_per_s = 0;
+  double compute_utilisation = 0;    ///< inner-step compute over the outer step, mean over replicas
+  double wan_utilisation = 0;        ///< the busiest WAN link's time in flight over the simulated span
+  double wan_bytes_per_inner_step = 0;  ///< every WAN link, both directions, per inner step
+  double pseudo_gradient_bytes = 0;     ///< one replica's whole pseudo-gradient on the wire
+  /// The least WAN bandwidth per site (bytes/s, one direction) for 95% compute utilisation; 0 when
+  /// no bandwidth reaches it.
+  double wan_bandwidth_for_95_bytes_per_s = 0;
+  double outer_state_bytes = 0;  ///< per device: the outer optimizer's anchor and momentum (in memory)
+  double target_tokens = 0;      ///< asked for (0: not asked)
+  double time_to_target_s = 0;
+  /// Synchronous data parallelism on the same devices (the plan's data-parallel degree × replicas,
+  /// one optimizer step per step): its step time and WAN bytes per step, simulated.
+  double sync_step_s = 0;
+  double sync_wan_bytes_per_step = 0;
+  std::int64_t outer_tasks = 0;  ///< tasks of the outer simulation
+  bool operator==(const LocalUpdateFigures&) const = default;
 };
 
 struct Result {
@@ -118,6 +153,9 @@ struct Result {
   /// Sentences about what the figures do not show: topology fields that have no effect on this
   /// scenario, contention the backend does not see.
   std::vector<std::string> notes;
+
+  /// Local-update training: present when the scenario has "local_update".
+  std::optional<LocalUpdateFigures> local_update;
 
   bool operator==(const Result&) const = default;
 };

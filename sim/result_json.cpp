@@ -209,6 +209,33 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
                            {"busy_s", number(l.busy_s, "link busy_s")}});
   out["links"] = json{{"classes", std::move(classes)}, {"busiest", std::move(busiest)}, {"shared_link_count", r.shared_links}};
   out["notes"] = r.notes;
+  if (const auto& lu = r.local_update) {
+    out["local_update"] = json{
+        {"algorithm", lu->algorithm},
+        {"replica_count", lu->replicas},
+        {"inner_step_count", lu->inner_steps},
+        {"fragment_count", lu->fragments},
+        {"overlap_step_count", lu->overlap_steps},
+        {"compression", lu->compression},
+        {"outer_optimizer", lu->outer_optimizer},
+        {"inner_step_s", number(lu->inner_step_s, "local_update inner_step_s")},
+        {"outer_step_s", number(lu->outer_step_s, "local_update outer_step_s")},
+        {"time_per_inner_step_s", number(lu->time_per_inner_step_s, "local_update time_per_inner_step_s")},
+        {"samples_per_s", number(lu->samples_per_s, "local_update samples_per_s")},
+        {"tokens_per_s", number(lu->tokens_per_s, "local_update tokens_per_s")},
+        {"compute_utilization_fraction", number(lu->compute_utilisation, "local_update compute_utilization_fraction")},
+        {"wan_utilization_fraction", number(lu->wan_utilisation, "local_update wan_utilization_fraction")},
+        {"wan_bytes_per_inner_step", number(lu->wan_bytes_per_inner_step, "local_update wan_bytes_per_inner_step")},
+        {"pseudo_gradient_bytes", number(lu->pseudo_gradient_bytes, "local_update pseudo_gradient_bytes")},
+        {"wan_bandwidth_for_95_percent_bytes_per_s", number(lu->wan_bandwidth_for_95_bytes_per_s, "local_update wan_bandwidth_for_95_percent_bytes_per_s")},
+        {"outer_state_bytes", number(lu->outer_state_bytes, "local_update outer_state_bytes")},
+        {"target_tokens", number(lu->target_tokens, "local_update target_tokens")},
+        {"time_to_target_s", number(lu->time_to_target_s, "local_update time_to_target_s")},
+        {"synchronous_step_s", number(lu->sync_step_s, "local_update synchronous_step_s")},
+        {"synchronous_wan_bytes_per_step", number(lu->sync_wan_bytes_per_step, "local_update synchronous_wan_bytes_per_step")},
+        {"outer_task_count", lu->outer_tasks},
+    };
+  }
 
   json per_stage = json::array();
   for (const auto& s : stage_times(r)) per_stage.push_back(stage_times_to_json(s));
@@ -353,6 +380,35 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
   }
   if (r.has("notes"))
     for (const auto& at : r.array("notes")) out.notes.push_back(read_string(doc, at));
+  if (r.has("local_update")) {
+    ObjectReader l = r.object("local_update");
+    LocalUpdateFigures f;
+    f.algorithm = l.string("algorithm");
+    f.replicas = l.integer("replica_count", 2);
+    f.inner_steps = l.integer("inner_step_count", 1);
+    f.fragments = l.integer("fragment_count", 1);
+    f.overlap_steps = l.integer("overlap_step_count", 0);
+    f.compression = l.string("compression");
+    f.outer_optimizer = l.string("outer_optimizer");
+    f.inner_step_s = l.positive("inner_step_s");
+    f.outer_step_s = l.positive("outer_step_s");
+    f.time_per_inner_step_s = l.positive("time_per_inner_step_s");
+    f.samples_per_s = l.number("samples_per_s", 0);
+    f.tokens_per_s = l.number("tokens_per_s", 0);
+    f.compute_utilisation = l.number("compute_utilization_fraction", 0);
+    f.wan_utilisation = l.number("wan_utilization_fraction", 0);
+    f.wan_bytes_per_inner_step = l.number("wan_bytes_per_inner_step", 0);
+    f.pseudo_gradient_bytes = l.number("pseudo_gradient_bytes", 0);
+    f.wan_bandwidth_for_95_bytes_per_s = l.number("wan_bandwidth_for_95_percent_bytes_per_s", 0);
+    f.outer_state_bytes = l.number("outer_state_bytes", 0);
+    f.target_tokens = l.number("target_tokens", 0);
+    f.time_to_target_s = l.number("time_to_target_s", 0);
+    f.sync_step_s = l.positive("synchronous_step_s");
+    f.sync_wan_bytes_per_step = l.number("synchronous_wan_bytes_per_step", 0);
+    f.outer_tasks = l.integer("outer_task_count", 0);
+    l.finish();
+    out.local_update = f;
+  }
   for (const auto& at : r.array("per_stage_times")) check_stage_times(ObjectReader(doc, at));
   {
     ObjectReader pd = r.object("per_device_times");

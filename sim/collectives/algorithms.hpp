@@ -26,6 +26,10 @@ struct GroupShape {
   bool spans_pcie_switches = false;  ///< some node's members sit on more than one PCIe switch (with uplinks)
   bool spans_leaves = false;         ///< members on nodes of more than one leaf group (or site)
   bool spans_sites = false;          ///< members in more than one site (WAN)
+  std::int64_t sites = 1;            ///< sites spanned
+  std::int64_t min_nodes_per_site = 0, max_nodes_per_site = 0;  ///< of the group's nodes, per spanned site
+  bool spans_leaves_in_site = false;  ///< some site's members sit on nodes of more than one of its leaf groups
+  std::int64_t max_per_leaf = 0;      ///< most members whose traffic leaves by one leaf uplink (per rail when rail-optimised)
   std::int64_t max_per_nic = 0;      ///< most members of one node sharing one NIC
   double min_leaf_uplink = 0;        ///< least leaf uplink capacity among the members' leaves, bytes/s (raw)
   // ---- torus clusters only ----
@@ -98,6 +102,8 @@ struct RingSteps {
 
 [[nodiscard]] std::optional<Cost> ring_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
+/// Hierarchical: two levels (nodes, then between them); three when the group spans sites (nodes, the
+/// nodes of each site, then between the sites over the WAN).
 [[nodiscard]] std::optional<Cost> hierarchical_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> nvls_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);
 [[nodiscard]] std::optional<Cost> nvls_tree_cost(const Cluster& cluster, const GroupShape& shape, CollectiveKind kind, double bytes);

@@ -12,7 +12,7 @@
 // reduce-scatter inside nodes, all-reduce between them, all-gather inside) stay separate.
 //
 // Agreement with the closed forms on an idle network (uncontended_seconds == collective_time):
-// exact for ring, hierarchical, torus rings, NVLS inside one node, CollNet, direct all-to-all (whose switched closed form IS the
+// exact for ring, hierarchical (two levels, and three across sites), torus rings, NVLS inside one node, CollNet, direct all-to-all (whose switched closed form IS the
 // uncontended time of these flows) and send-recv where each device has its own NIC; the double
 // binary tree's closed form (and NVLS-tree's, which uses it between nodes) is exact only when some
 // node is an inner node of a tree (4 nodes or more, or one node); a send-recv between nodes sharing NICs is slower in the closed form, which
@@ -217,8 +217,66 @@ CollectiveFlows tree_flows(const Cluster& cluster, const GroupShape& shape, std:
 /// (k−1)/k·S per rank; k rings between nodes, one per local rank j, moving 2(n−1)/n·S/k per rank for
 /// an all-reduce ((n−1)/n·S/k for the halves); then the intra-node ring again. Reduce-scatter is
 /// intra then inter; all-gather inter then intra.
+/// Across sites (hierarchical.cpp, three levels): the ring inside every node (k members, (k−1)/k·S
+/// per rank), k rings between the m nodes of every site on the S/k shard ((m−1)/m·S/k per rank),
+/// k·m rings between the s sites on the S/(k·m) shard ((s−1)/s of it per rank and half), then back.
+/// A level of one member per ring moves nothing and has no phase.
+CollectiveFlows site_hierarchical_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group,
+                                        CollectiveKind kind, double S) {
+  const Members members = by_node(cluster, group);
+  const double k = static_cast<double>(shape.max_per_node), m = static_cast<double>(shape.max_nodes_per_site),
+               s = static_cast<double>(shape.sites);
+  // site → its nodes' member lists, in ascending order.
+  std::map<std::int64_t, std::vector<const std::vector<std::int64_t>*>> sites;
+  for (std::size_t i = 0; i < members.nodes.size(); ++i) sites[cluster.site_of_node(members.nodes[i])].push_back(&members.on_node[i]);
+  std::vector<std::vector<const std::vector<std::int64_t>*>> by_site;
+  for (auto& [site, nodes] : sites) by_site.push_back(std::move(nodes));
+  FlowPhase intra, site, wan;
+  if (k >= 2)
+    for (const auto& on_node : members.on_node)
+      for (std::size_t j = 0; j < on_node.size(); ++j)
+        intra.flows.push_back(Flow{on_node[j], on_node[(j + 1) % on_node.size()], (k - 1) / k * S, (k - 1) * cluster.intra.latency_s,
+                                   intra_efficiency(cluster, S, kind)});
+  const double shard2 = S / k, shard3 = shard2 / m;
+  if (m >= 2)
+    for (const auto& nodes : by_site)
+      for (std::size_t i = 0; i < nodes.size(); ++i)
+        for (std::size_t j = 0; j < nodes[i]->size(); ++j)
+          site.flows.push_back(Flow{(*nodes[i])[j], (*nodes[(i + 1) % nodes.size()])[j], (m - 1) / m * shard2, (m - 1) * cluster.inter.latency_s,
+                                    inter_efficiency(cluster, shard2, kind)});
+  const double passes = kind == CollectiveKind::AllReduce ? 2 : 1;
+  for (std::size_t t = 0; t < by_site.size(); ++t)
+    for (std::size_t i = 0; i < by_site[t].size(); ++i)
+      for (std::size_t j = 0; j < by_site[t][i]->size(); ++j)
+        wan.flows.push_back(Flow{(*by_site[t][i])[j], (*by_site[(t + 1) % by_site.size()][i])[j], passes * (s - 1) / s * shard3,
+                                 passes * (s - 1) * cluster.wan.latency_s, inter_efficiency(cluster, shard3, kind)});
+  std::vector<FlowPhase> down, up;  // reduce-scatter levels inward, all-gather levels outward
+  if (!intra.flows.empty()) down.push_back(intra);
+  if (!site.flows.empty()) down.push_back(site);
+  up.assign(down.rbegin(), down.rend());
+  CollectiveFlows out;
+  switch (kind) {
+    case CollectiveKind::AllReduce:
+      out.phases = down;
+      out.phases.push_back(std::move(wan));
+      out.phases.insert(out.phases.end(), up.begin(), up.end());
+      break;
+    case CollectiveKind::ReduceScatter:
+      out.phases = down;
+      out.phases.push_back(std::move(wan));
+      break;
+    case CollectiveKind::AllGather:
+      out.phases.push_back(std::move(wan));
+      out.phases.insert(out.phases.end(), up.begin(), up.end());
+      break;
+    default: PARASIM_CHECK(false, std::string("no hierarchical ") + std::string(to_string(kind)));
+  }
+  return out;
+}
+
 CollectiveFlows hierarchical_flows(const Cluster& cluster, const GroupShape& shape, std::span<const std::int64_t> group,
                                    CollectiveKind kind, double S) {
+  if (shape.spans_sites) return site_hierarchical_flows(cluster, shape, group, kind, S);
   const Members m = by_node(cluster, group);
   const double k = static_cast<double>(shape.max_per_node);
   const double n = static_cast<double>(shape.nodes);

@@ -28,7 +28,9 @@ GroupShape analyse_group(const Cluster& cluster, std::span<const std::int64_t> g
   if (!is_torus(cluster)) {
     std::set<std::pair<std::int64_t, std::int64_t>> switches;  // (node, switch)
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> per_nic;  // (node, nic) → members
-    std::set<std::int64_t> leaf_groups, sites;
+    std::set<std::int64_t> leaf_groups;
+    std::map<std::int64_t, std::set<std::int64_t>> site_nodes_of, site_leaves_of;  // site → its nodes, its leaf groups
+    std::map<std::int64_t, std::int64_t> per_leaf;  // leaf (per rail) → members
     shape.min_leaf_uplink = std::numeric_limits<double>::infinity();
     const std::int64_t site_nodes = cluster.nodes / cluster.sites;
     for (const std::int64_t d : group) {
@@ -36,14 +38,26 @@ GroupShape analyse_group(const Cluster& cluster, std::span<const std::int64_t> g
       switches.insert({node, cluster.pcie_switch_of(d)});
       shape.max_per_nic = std::max(shape.max_per_nic, ++per_nic[{node, cluster.nic_of(d)}]);
       const std::int64_t site = cluster.site_of_node(node);
-      sites.insert(site);
-      leaf_groups.insert(site * (site_nodes + 1) + (node - site * site_nodes) / cluster.nodes_per_leaf);
-      if (cluster.nodes > 1) shape.min_leaf_uplink = std::min(shape.min_leaf_uplink, cluster.leaf_uplink_bandwidth(cluster.leaf_of(d)));
+      const std::int64_t leaf_group = site * (site_nodes + 1) + (node - site * site_nodes) / cluster.nodes_per_leaf;
+      leaf_groups.insert(leaf_group);
+      site_nodes_of[site].insert(node);
+      site_leaves_of[site].insert(leaf_group);
+      if (cluster.nodes > 1) {
+        shape.min_leaf_uplink = std::min(shape.min_leaf_uplink, cluster.leaf_uplink_bandwidth(cluster.leaf_of(d)));
+        shape.max_per_leaf = std::max(shape.max_per_leaf, ++per_leaf[cluster.leaf_of(d)]);
+      }
     }
     shape.spans_pcie_switches = cluster.intra_kind == IntraNodeKind::PCIe && cluster.pcie_switches > 1 &&
                                 switches.size() > static_cast<std::size_t>(shape.nodes);
     shape.spans_leaves = leaf_groups.size() > 1;
-    shape.spans_sites = sites.size() > 1;
+    shape.spans_sites = site_nodes_of.size() > 1;
+    shape.sites = static_cast<std::int64_t>(site_nodes_of.size());
+    shape.min_nodes_per_site = shape.nodes;
+    for (const auto& [site, nodes] : site_nodes_of) {
+      shape.min_nodes_per_site = std::min(shape.min_nodes_per_site, static_cast<std::int64_t>(nodes.size()));
+      shape.max_nodes_per_site = std::max(shape.max_nodes_per_site, static_cast<std::int64_t>(nodes.size()));
+    }
+    for (const auto& [site, leaves] : site_leaves_of) shape.spans_leaves_in_site = shape.spans_leaves_in_site || leaves.size() > 1;
   }
   if (is_torus(cluster)) {
     const std::size_t dims = cluster.torus_dims.size();

@@ -109,3 +109,47 @@ TEST_CASE("parasim on a sweep scenario draws the sweep curves in report.html, on
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("parasim on a local-update scenario compares it with synchronous data parallelism and sweeps H against WAN bandwidth", "[cli][report][html][local-update]") {
+  // scenarios/examples/llama3-8b-diloco-2-sites.json's base (DiLoCo, a replica per site), swept over
+  // H {1, 50, 500} × WAN bandwidth {10, 100, 400} Gb/s: the trade-off curve, a curve per bandwidth.
+  const auto dir = fresh_dir("report-local-update");
+  std::ofstream(dir / "s.json") << R"({
+  "name": "diloco-sweep",
+  "description": "DiLoCo on two sites, swept over H and the WAN's bandwidth.",
+  "model": { "preset": "llama-3-8b", "seq_len": 8192 },
+  "training": { "global_batch": 512, "micro_batch": 1, "precision": "bf16", "optimizer": "adamw" },
+  "cluster": { "preset": "dgx-h100", "nodes": 64, "wan": { "sites": 2, "bandwidth_gbps": 100, "latency_us": 10000 } },
+  "plan": { "tp": 1, "pp": 1, "zero": 1, "recompute": "selective" },
+  "local_update": { "algorithm": "diloco", "inner_steps": 500 },
+  "sweep": { "local_update.inner_steps": [1, 50, 500], "cluster.wan.bandwidth_gbps": [10, 100, 400] }
+})";
+  const Run r = run_parasim(q(dir / "s.json") + " --out " + q(dir / "out"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Matchers::Contains("time per step, synchronisation included") && Catch::Matchers::Contains("WAN busy (busiest link)"));
+  const std::string html = slurp(dir / "out" / "report.html");
+  CHECK(count(html, "id=\"vis-local-update\"") == 1);
+  CHECK(count(html, "id=\"vis-sweep-1\"") == 1);
+  CHECK_THAT(html, Catch::Matchers::Contains("<h2>Sweep: local_update.inner_steps</h2>"));
+  CHECK_THAT(html, Catch::Matchers::Contains("one curve per cluster.wan.bandwidth_gbps."));
+  // Each of the 9 points × 3 figures, 3 points a bandwidth.
+  CHECK(count(html, "\"series\":\"400\"") == 3 * 3);
+  const std::string md = slurp(dir / "out" / "report.md");
+  CHECK_THAT(md, Catch::Matchers::Contains("WAN bandwidth per site for 95% compute"));
+
+  // Breakdown, memory, Pareto front, the local-update comparison, the sweep, the base's timeline.
+  const nlohmann::json seen = parasim::testing::check_in_chromium(dir / "out" / "report.html", "local-update-run", 6);
+  if (!seen.is_null()) {
+    for (const auto& chart : seen.at("charts")) {
+      INFO(chart.dump());
+      CHECK(chart.at("svg") == 1);
+      CHECK(chart.at("marks") > 0);
+    }
+    CHECK(seen.at("charts").at(3).at("id") == "vis-local-update");
+    // The sweep: per figure (3) a line per bandwidth (3) and a point per sweep point (9).
+    CHECK(seen.at("charts").at(4).at("id") == "vis-sweep-1");
+    CHECK(seen.at("charts").at(4).at("marks") == 3 * (3 + 9));
+  }
+  std::filesystem::remove_all(dir);
+}
