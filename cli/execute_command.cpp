@@ -171,6 +171,9 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                                                      ") or SEARCH.json#RANK");
   }
   const scenarios::Scenario& s = *chosen;
+  if (s.federated)
+    throw PlanError("--plan \"" + args.plan + "\" is federated training (" + std::string(strategies::to_string(s.federated->algorithm)) +
+                    "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates its rounds");
   if (s.local_update)
     throw PlanError("--plan \"" + args.plan + "\" is local-update training (" + std::string(strategies::to_string(s.local_update->algorithm)) +
                     "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates it");

@@ -19,6 +19,7 @@
 #include "reports/markdown.hpp"
 #include "reports/table.hpp"
 #include "reports/trace.hpp"
+#include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "scenarios/sweep.hpp"
@@ -242,9 +243,10 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     lower_options.replicate_data_parallel = !args.no_replica_shortcut;
     std::optional<VariantProgress> phases;
     if (progress && !sweep_progress && long_simulation[vi]) phases.emplace(*progress, reports::terminal_safe(v.name));
-    sim::Simulation simulation = s.local_update
-                                     ? scenarios::simulate_local_update(s, profile, backend, lower_options, phases ? &*phases : nullptr)
-                                     : sim::simulate(graph, plan, cluster, profile, backend, lower_options, phases ? &*phases : nullptr);
+    ProgressSink* sink = phases ? &*phases : nullptr;
+    sim::Simulation simulation = s.local_update ? scenarios::simulate_local_update(s, profile, backend, lower_options, sink)
+                                 : s.federated  ? scenarios::simulate_federated_scenario(s, profile, backend, lower_options, sink)
+                                                : sim::simulate(graph, plan, cluster, profile, backend, lower_options, sink);
     simulation.result.scenario = base.name;
     simulation.result.variant = v.name;
     if (!simulation.result.fits) {

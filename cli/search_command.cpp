@@ -131,6 +131,9 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   const mpi::Session session;
   const bool root = session.rank() == 0;
   const scenarios::Scenario base = scenarios::load_scenario(args.scenario);
+  if (base.federated)
+    throw PlanError("the scenario is federated training (" + std::string(strategies::to_string(base.federated->algorithm)) +
+                    "): parasim search ranks synchronous plans of the whole cluster; `parasim " + args.scenario + "` simulates its rounds");
   if (base.local_update)
     throw PlanError("the scenario is local-update training (" + std::string(strategies::to_string(base.local_update->algorithm)) +
                     "): parasim search ranks synchronous plans of the whole cluster; `parasim " + args.scenario +

@@ -91,11 +91,11 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
       return r.local_update ? significant(r.local_update->outer_step_s, 4) + " s" : std::string("n/a");
     });
     text("compute utilisation over the outer step", [](const sim::Result& r) {
-      return r.local_update ? percent(r.local_update->compute_utilisation) : std::string("n/a");
+      return r.local_update ? percent(r.local_update->compute_utilisation) + "%" : std::string("n/a");
     });
     figure("WAN bytes per step", "GB", [](const sim::Result& r) { return (r.local_update ? r.local_update->wan_bytes_per_inner_step : sim::wan_bytes(r)) / 1e9; }, sig4);
     text("WAN busy (busiest link)", [](const sim::Result& r) {
-      return r.local_update ? percent(r.local_update->wan_utilisation) : std::string("n/a");
+      return r.local_update ? percent(r.local_update->wan_utilisation) + "%" : std::string("n/a");
     });
     text("WAN bandwidth per site for 95% compute", [](const sim::Result& r) {
       if (!r.local_update) return std::string("n/a");
@@ -110,6 +110,38 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
     if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.local_update && r.local_update->target_tokens > 0; }))
       text("time to the target tokens", [](const sim::Result& r) {
         return r.local_update && r.local_update->target_tokens > 0 ? duration_text(r.local_update->time_to_target_s) : std::string("n/a");
+      });
+  }
+  if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.federated.has_value(); })) {
+    // Federated training (sim/result.hpp, FederatedFigures): its "step time" above is one client's
+    // local step at speed 1; these rows are the rounds'.
+    text("federated", [](const sim::Result& r) {
+      if (!r.federated) return std::string("none");
+      const auto& f = *r.federated;
+      return f.algorithm + " (" + f.server_optimizer + "), " + std::to_string(f.per_round) + " of " + std::to_string(f.population) + " clients a round, " +
+             std::to_string(f.local_steps) + " local steps, seed " + std::to_string(f.seed);
+    });
+    text("round time p50 / p90 / p99", [](const sim::Result& r) {
+      if (!r.federated) return std::string("n/a");
+      const auto& f = *r.federated;
+      return significant(f.round_p50_s, 4) + " / " + significant(f.round_p90_s, 4) + " / " + significant(f.round_p99_s, 4) + " s over " +
+             std::to_string(f.rounds) + " rounds";
+    });
+    text("round time, mean", [](const sim::Result& r) { return r.federated ? significant(r.federated->round_mean_s, 4) + " s" : std::string("n/a"); });
+    text("sampled clients dropped", [](const sim::Result& r) {
+      if (!r.federated) return std::string("n/a");
+      return percent(r.federated->unavailable_fraction) + "% did not respond, " + percent(r.federated->late_fraction) + "% missed the deadline";
+    });
+    text("samples per second, every client", [](const sim::Result& r) {
+      return r.federated ? significant(r.federated->samples_per_s, 4) : std::string("n/a");
+    });
+    text("server link: bytes a round, busy", [](const sim::Result& r) {
+      return r.federated ? significant(r.federated->server_bytes_per_round / 1e9, 4) + " GB, " + percent(r.federated->server_link_utilisation) + "%"
+                         : std::string("n/a");
+    });
+    if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.federated && r.federated->target_samples > 0; }))
+      text("time to the target samples", [](const sim::Result& r) {
+        return r.federated && r.federated->target_samples > 0 ? duration_text(r.federated->time_to_target_s) : std::string("n/a");
       });
   }
   figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });

@@ -1,8 +1,10 @@
 #include "scenarios/decode.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/did_you_mean.hpp"
+#include "common/json_document.hpp"
 #include "sim/cluster.hpp"
 
 namespace parasim::scenarios {
@@ -262,6 +264,86 @@ strategies::LocalUpdateSpec decode_local_update(const json& j) {
   return spec;
 }
 
+/// One of the federated section's distributions, checked: a lognormal's median and a uniform's
+/// bounds positive (and its low at most its high), a constant positive; for a probability
+/// (`probability`), every value within [0, 1].
+strategies::Distribution decode_distribution(const json& j, const std::string& pointer, bool probability, const ErrorAt& error_at) {
+  strategies::Distribution d;
+  d.kind = enum_value(strategies::distribution_from_string(j.at("kind").get<std::string>()), pointer + "/kind");
+  const auto kind = std::string(strategies::to_string(d.kind));
+  // Which fields each kind takes; another kind's field is an error, as an unknown key is.
+  const std::vector<std::string> takes = d.kind == strategies::Distribution::Kind::Constant  ? std::vector<std::string>{"kind", "value"}
+                                         : d.kind == strategies::Distribution::Kind::LogNormal ? std::vector<std::string>{"kind", "median", "sigma"}
+                                                                                               : std::vector<std::string>{"kind", "low", "high"};
+  for (const auto& item : j.items())
+    if (std::find(takes.begin(), takes.end(), item.key()) == takes.end())
+      throw error_at(pointer + "/" + item.key(), "a " + kind + " distribution has no \"" + item.key() + "\"; expected " + quoted_list(takes));
+  for (const auto& key : takes)
+    if (!j.contains(key)) throw error_at(pointer, "a " + kind + " distribution needs \"" + key + "\"");
+  auto positive = [&](const char* key, double v) {
+    if (!(v > 0)) throw error_at(pointer + "/" + key, "found " + describe_json_value(j.at(key)) + ", expected a number > 0");
+  };
+  auto unit = [&](const char* key, double v) {
+    if (!(v >= 0 && v <= 1)) throw error_at(pointer + "/" + key, "found " + describe_json_value(j.at(key)) + ", expected a probability from 0 to 1");
+  };
+  switch (d.kind) {
+    case strategies::Distribution::Kind::Constant:
+      d.value = j.at("value").get<double>();
+      probability ? unit("value", d.value) : positive("value", d.value);
+      break;
+    case strategies::Distribution::Kind::LogNormal:
+      d.value = j.at("median").get<double>();
+      d.sigma = j.at("sigma").get<double>();
+      positive("median", d.value);
+      if (!(d.sigma >= 0 && d.sigma <= 10)) throw error_at(pointer + "/sigma", "found " + describe_json_value(j.at("sigma")) + ", expected a number from 0 to 10");
+      if (probability) unit("median", d.value);
+      break;
+    case strategies::Distribution::Kind::Uniform:
+      d.low = j.at("low").get<double>();
+      d.high = j.at("high").get<double>();
+      probability ? unit("low", d.low) : positive("low", d.low);
+      if (probability) unit("high", d.high);
+      if (!(d.high >= d.low))
+        throw error_at(pointer + "/high", "found " + describe_json_value(j.at("high")) + ", expected at least low (" + j.at("low").dump() + ")");
+      break;
+  }
+  return d;
+}
+
+strategies::FederatedSpec decode_federated(const json& j, const ErrorAt& error_at) {
+  strategies::FederatedSpec spec;
+  spec.algorithm = enum_value(strategies::federated_algorithm_from_string(j.value("algorithm", std::string("fedavg"))), "federated.algorithm");
+  const bool fedopt = spec.algorithm == strategies::FederatedAlgorithm::FedOpt;
+  spec.server_optimizer = enum_value(strategies::server_optimizer_from_string(j.value("server_optimizer", std::string(fedopt ? "adam" : "mean"))),
+                                     "federated.server_optimizer");
+  if (fedopt == (spec.server_optimizer == strategies::ServerOptimizer::Mean))
+    throw error_at("/federated/server_optimizer", fedopt ? "found \"mean\", expected \"sgd-momentum\", \"adam\" or \"yogi\" for fedopt"
+                                                          : "found \"" + std::string(strategies::to_string(spec.server_optimizer)) +
+                                                                "\", expected \"mean\" for fedavg (a server optimizer is fedopt's)");
+  spec.population = j.value("clients", spec.population);
+  spec.per_round = j.value("clients_per_round", spec.per_round);
+  if (spec.per_round > spec.population)
+    throw error_at("/federated/clients_per_round", "found " + std::to_string(spec.per_round) + ", expected at most the population of " +
+                                                       std::to_string(spec.population) + " clients (a round samples without replacement)");
+  spec.local_steps = j.value("local_steps", spec.local_steps);
+  if (j.contains("speed")) spec.speed = decode_distribution(j["speed"], "/federated/speed", false, error_at);
+  if (j.contains("upload_mbps")) spec.upload_mbps = decode_distribution(j["upload_mbps"], "/federated/upload_mbps", false, error_at);
+  if (j.contains("download_mbps")) spec.download_mbps = decode_distribution(j["download_mbps"], "/federated/download_mbps", false, error_at);
+  if (j.contains("availability")) spec.availability = decode_distribution(j["availability"], "/federated/availability", true, error_at);
+  spec.server_gbps = j.value("server_gbps", spec.server_gbps);
+  spec.deadline_s = j.value("deadline_s", spec.deadline_s);
+  spec.rounds = j.value("rounds", spec.rounds);
+  spec.seed = j.value("seed", spec.seed);
+  spec.target_samples = j.value("target_samples", spec.target_samples);
+  // The fluid simulation of a round's transfers costs about clients_per_round² steps; a billion
+  // over all rounds is a few seconds.
+  const double work = static_cast<double>(spec.per_round) * static_cast<double>(spec.per_round) * static_cast<double>(spec.rounds);
+  if (work > 1e9)
+    throw error_at("/federated/rounds", "clients_per_round² × rounds is " + std::to_string(static_cast<long long>(work)) +
+                                            ", expected at most 1000000000 (the rounds' transfers are simulated one by one: fewer rounds or clients a round)");
+  return spec;
+}
+
 }  // namespace
 
 std::string resolve_path(const std::string& folder, const std::string& path) {
@@ -279,6 +361,11 @@ Scenario decode_scenario(const json& root, const std::string& folder, const Erro
   s.cluster = decode_cluster(root.at("cluster"), s.cluster_preset, error_at);
   s.plan = decode_plan(root.value("plan", json::object()));
   if (root.contains("local_update")) s.local_update = decode_local_update(root["local_update"]);
+  if (root.contains("federated")) {
+    if (s.local_update)
+      throw error_at("/federated", "a scenario is local-update training or federated training, not both; expected one of \"local_update\" and \"federated\"");
+    s.federated = decode_federated(root["federated"], error_at);
+  }
   s.backend = enum_value(backend_from_string(root.value("backend", std::string("analytical"))), "backend");
   if (root.contains("profile")) s.profile = resolve_path(folder, root["profile"].get<std::string>());
   const json output = root.value("output", json::object());

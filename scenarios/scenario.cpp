@@ -17,7 +17,7 @@ std::ostream& print_optional(std::ostream& out, const char* name, const std::opt
 bool Scenario::operator==(const Scenario& o) const {
   return name == o.name && description == o.description && file == o.file && pointer == o.pointer &&
          model == o.model && training == o.training && cluster == o.cluster && cluster_preset == o.cluster_preset &&
-         plan == o.plan && local_update == o.local_update && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
+         plan == o.plan && local_update == o.local_update && federated == o.federated && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
          what_ifs == o.what_ifs && changes == o.changes;
 }
 
@@ -98,6 +98,12 @@ std::ostream& operator<<(std::ostream& out, const Scenario& s) {
         << (lu->replicas == 0 ? std::string("(one per site)") : std::to_string(lu->replicas)) << ", H " << lu->inner_steps << ", fragments "
         << lu->fragments << ", overlap " << lu->overlap_steps << ", " << strategies::to_string(lu->outer_optimizer) << ", compression "
         << strategies::to_string(lu->compression) << "\n";
+  if (const auto& f = s.federated)
+    out << "  federated: " << strategies::to_string(f->algorithm) << " (" << strategies::to_string(f->server_optimizer) << "), " << f->per_round
+        << " of " << f->population << " clients a round, " << f->local_steps << " local steps, speed " << strategies::describe(f->speed) << ", upload "
+        << strategies::describe(f->upload_mbps) << " Mbit/s, download " << strategies::describe(f->download_mbps) << " Mbit/s, availability "
+        << strategies::describe(f->availability) << ", server " << f->server_gbps << " Gbit/s, deadline " << f->deadline_s << " s, " << f->rounds
+        << " rounds, seed " << f->seed << "\n";
   out << "  backend: " << to_string(s.backend) << ", profile: " << (s.profile ? *s.profile : "(datasheet)")
       << ", output: " << s.output_dir << "\n";
   for (const auto& [path, value] : s.changes) out << "  set " << path << " = " << value << "\n";

@@ -14,6 +14,7 @@
 #include "models/transformer.hpp"
 #include "models/zoo.hpp"
 #include "sim/cluster_spec.hpp"
+#include "strategies/federated.hpp"
 #include "strategies/local_update.hpp"
 #include "strategies/plan_spec.hpp"
 
@@ -55,6 +56,9 @@ struct Scenario {
   /// Local-update training (DiLoCo, Streaming DiLoCo): `plan` is then each replica's plan on its
   /// share of the devices (scenarios/local_update.hpp). Absent: every step synchronous.
   std::optional<strategies::LocalUpdateSpec> local_update;
+  /// Federated training across devices (FedAvg, FedOpt): `cluster` and `plan` are then one client's
+  /// (scenarios/federated.hpp). Absent: every step synchronous.
+  std::optional<strategies::FederatedSpec> federated;
   Backend backend = Backend::Analytical;
   /// A calibrated profile file, resolved against the scenario file's folder; nothing = the built-in
   /// datasheet profile.

@@ -94,6 +94,33 @@ struct LocalUpdateFigures {
   bool operator==(const LocalUpdateFigures&) const = default;
 };
 
+/// Federated training across devices (strategies/federated.hpp, sim/federated.hpp): the rounds over
+/// the sampled clients. The Result's own step figures are then one client's local step.
+struct FederatedFigures {
+  std::string algorithm;         ///< "fedavg", "fedopt"
+  std::string server_optimizer;  ///< "mean", "sgd-momentum", "adam", "yogi"
+  std::int64_t population = 0;
+  std::int64_t per_round = 0;
+  std::int64_t local_steps = 0;
+  std::int64_t rounds = 0;
+  std::uint64_t seed = 0;
+  std::string speed, upload_mbps, download_mbps, availability;  ///< the distributions, described
+  double server_gbps = 0;
+  double deadline_s = 0;  ///< 0: none
+  double client_step_s = 0;  ///< one client's simulated local step at speed 1
+  double model_bytes = 0;    ///< sent to a client and back each round
+  double round_mean_s = 0, round_p50_s = 0, round_p90_s = 0, round_p99_s = 0;
+  double unavailable_fraction = 0;  ///< of the sampled clients: did not respond
+  double late_fraction = 0;         ///< of the sampled clients: missed the deadline
+  double samples_per_round = 0;     ///< aggregated, mean
+  double samples_per_s = 0;
+  double server_bytes_per_round = 0;
+  double server_link_utilisation = 0;
+  double target_samples = 0;
+  double time_to_target_s = 0;
+  bool operator==(const FederatedFigures&) const = default;
+};
+
 struct Result {
   std::string scenario;
   std::string variant;        ///< "base" or the what-if's name
@@ -156,6 +183,8 @@ struct Result {
 
   /// Local-update training: present when the scenario has "local_update".
   std::optional<LocalUpdateFigures> local_update;
+  /// Federated training: present when the scenario has "federated".
+  std::optional<FederatedFigures> federated;
 
   bool operator==(const Result&) const = default;
 };

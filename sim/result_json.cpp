@@ -237,6 +237,38 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
     };
   }
 
+  if (const auto& f = r.federated) {
+    out["federated"] = json{
+        {"algorithm", f->algorithm},
+        {"server_optimizer", f->server_optimizer},
+        {"client_count", f->population},
+        {"clients_per_round_count", f->per_round},
+        {"local_step_count", f->local_steps},
+        {"round_count", f->rounds},
+        {"seed", f->seed},
+        {"speed", f->speed},
+        {"upload_mbit_per_s", f->upload_mbps},
+        {"download_mbit_per_s", f->download_mbps},
+        {"availability", f->availability},
+        {"server_bytes_per_s", number(f->server_gbps * 1e9 / 8, "federated server_bytes_per_s")},
+        {"deadline_s", number(f->deadline_s, "federated deadline_s")},
+        {"client_step_s", number(f->client_step_s, "federated client_step_s")},
+        {"model_bytes", number(f->model_bytes, "federated model_bytes")},
+        {"round_mean_s", number(f->round_mean_s, "federated round_mean_s")},
+        {"round_p50_s", number(f->round_p50_s, "federated round_p50_s")},
+        {"round_p90_s", number(f->round_p90_s, "federated round_p90_s")},
+        {"round_p99_s", number(f->round_p99_s, "federated round_p99_s")},
+        {"unavailable_fraction", number(f->unavailable_fraction, "federated unavailable_fraction")},
+        {"late_fraction", number(f->late_fraction, "federated late_fraction")},
+        {"samples_per_round", number(f->samples_per_round, "federated samples_per_round")},
+        {"samples_per_s", number(f->samples_per_s, "federated samples_per_s")},
+        {"server_bytes_per_round", number(f->server_bytes_per_round, "federated server_bytes_per_round")},
+        {"server_link_utilization_fraction", number(f->server_link_utilisation, "federated server_link_utilization_fraction")},
+        {"target_samples", number(f->target_samples, "federated target_samples")},
+        {"time_to_target_s", number(f->time_to_target_s, "federated time_to_target_s")},
+    };
+  }
+
   json per_stage = json::array();
   for (const auto& s : stage_times(r)) per_stage.push_back(stage_times_to_json(s));
   out["per_stage_times"] = std::move(per_stage);
@@ -408,6 +440,39 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
     f.outer_tasks = l.integer("outer_task_count", 0);
     l.finish();
     out.local_update = f;
+  }
+  if (r.has("federated")) {
+    ObjectReader l = r.object("federated");
+    FederatedFigures f;
+    f.algorithm = l.string("algorithm");
+    f.server_optimizer = l.string("server_optimizer");
+    f.population = l.integer("client_count", 1);
+    f.per_round = l.integer("clients_per_round_count", 1);
+    f.local_steps = l.integer("local_step_count", 1);
+    f.rounds = l.integer("round_count", 1);
+    f.seed = static_cast<std::uint64_t>(l.integer("seed", 0));
+    f.speed = l.string("speed");
+    f.upload_mbps = l.string("upload_mbit_per_s");
+    f.download_mbps = l.string("download_mbit_per_s");
+    f.availability = l.string("availability");
+    f.server_gbps = l.positive("server_bytes_per_s") * 8 / 1e9;
+    f.deadline_s = l.number("deadline_s", 0);
+    f.client_step_s = l.positive("client_step_s");
+    f.model_bytes = l.positive("model_bytes");
+    f.round_mean_s = l.positive("round_mean_s");
+    f.round_p50_s = l.positive("round_p50_s");
+    f.round_p90_s = l.positive("round_p90_s");
+    f.round_p99_s = l.positive("round_p99_s");
+    f.unavailable_fraction = l.number("unavailable_fraction", 0);
+    f.late_fraction = l.number("late_fraction", 0);
+    f.samples_per_round = l.number("samples_per_round", 0);
+    f.samples_per_s = l.number("samples_per_s", 0);
+    f.server_bytes_per_round = l.number("server_bytes_per_round", 0);
+    f.server_link_utilisation = l.number("server_link_utilization_fraction", 0);
+    f.target_samples = l.number("target_samples", 0);
+    f.time_to_target_s = l.number("time_to_target_s", 0);
+    l.finish();
+    out.federated = f;
   }
   for (const auto& at : r.array("per_stage_times")) check_stage_times(ObjectReader(doc, at));
   {
