@@ -2,7 +2,10 @@
 // and report predicted against measured (exec/README.md). Every rank loads the scenario, lowers and
 // simulates the same step (the simulation is deterministic, so every rank holds the same task graph)
 // and runs its device's share; rank 0 gathers the records, compares and writes.
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -25,6 +28,7 @@
 #include "calibrate/from_execution.hpp"
 #include "calibrate/source_text.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/simulate.hpp"
@@ -149,6 +153,155 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   return out;
 }
 
+/// `parasim execute` of a local-update plan (DiLoCo): each replica's ranks run its inner plan's task
+/// graph H steps on their own transport (the world split by replica), then every rank computes its
+/// parameters' pseudo-gradient, all-reduces it with the same rank of every other replica (the outer
+/// synchronisation, polled as the executor's collectives are) and applies Nesterov's outer step: real
+/// loops over buffers of its parameters' size. Timed per outer step, the slowest rank's, against the
+/// simulated outer step (scenarios/local_update.hpp).
+int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& base, const scenarios::Scenario& s, const mpi::Session& session,
+                         std::ostream& out) {
+  const strategies::LocalUpdateSpec& lu = *s.local_update;
+  if (lu.streaming())
+    throw PlanError("--plan \"" + args.plan + "\" is Streaming DiLoCo: parasim execute runs DiLoCo's local updates (every fragment at once); `parasim " +
+                    args.scenario + "` simulates the streaming one");
+  if (args.backend != "cpu") throw PlanError("--backend " + args.backend + ": local-update plans run on the CPU executor (--backend cpu)");
+  if (!args.recalibrate.empty()) throw PlanError("--recalibrate folds a synchronous plan's classes; a local-update run has none of its own");
+  const int rank = session.rank(), size = session.size();
+  const std::int64_t k = scenarios::replica_count(s);
+  sim::Profile profile = scenarios::scenario_profile(s);
+  if (!args.profile.empty()) {
+    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+    if (auto problem = scenarios::profile_problem(s, profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
+  }
+  const std::int64_t devices = s.cluster.device_count(), per_replica = devices / k;
+  if (devices != size)
+    throw PlanError("the plan has " + std::to_string(devices) + " devices (" + std::to_string(k) + " replicas of " + std::to_string(per_replica) + ") and " +
+                    std::to_string(size) + (size == 1 ? " process was" : " processes were") + " launched: run it as `mpirun -np " +
+                    std::to_string(devices) + " parasim execute ...`, one rank per device");
+  if (s.cluster.device != kCpuDevice)
+    throw PlanError("the plan's devices are " + s.cluster.device + "; the CPU executor runs plans of " + std::string(kCpuDevice) + " devices");
+  const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
+  if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
+
+  // This rank's replica and its plan; the prediction of the whole outer step.
+  const auto replica = static_cast<int>(rank / per_replica), local = static_cast<int>(rank % per_replica);
+  const scenarios::Scenario rs = scenarios::replica_scenario(s, replica);
+  const sim::Cluster cluster = sim::build_cluster(rs.cluster, profile);
+  const models::Graph graph = scenarios::build_model(rs);
+  const strategies::Plan plan = strategies::make_plan(graph, rs.training, rs.plan, cluster.device_count());
+  const sim::Simulation inner = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation predicted = scenarios::simulate_local_update(s, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::LocalUpdateFigures& figures = *predicted.result.local_update;
+
+  const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
+  exec::CpuKernels kernels(graph, inner.step.work, plan, blas_threads);
+  std::unique_ptr<exec::Transport> transport = session.execute_transport(replica);
+  const std::function<void(float*, std::size_t)> outer = session.all_reduce_among(local);
+  const std::function<void(float*, std::size_t)> everyone = session.all_reduce_among(0);
+  std::string why = exec::cannot_execute(inner.step, transport->rank());
+  if (why.empty()) why = kernels.refuses(plan);
+  float failed = why.empty() ? 0.0f : 1.0f;
+  everyone(&failed, 1);
+  if (failed > 0) throw PlanError(why.empty() ? "another rank cannot run its part of the plan; its message says why" : why);
+  transport->prepare(inner.step.tasks);
+
+  // The outer step's state on this rank: its parameters, the anchor (the parameters of the last outer
+  // step) and the Nesterov momentum, fp32, as many as the device holds.
+  const auto n = static_cast<std::size_t>(scenarios::outer_parameters_per_device(inner.result, plan));
+  std::vector<float> theta(n, 0.01f), anchor(n, 0.02f), momentum(n, 0.0f), delta(n);
+  const float lr = static_cast<float>(lu.outer_learning_rate), mu = static_cast<float>(lu.outer_momentum), inv_k = 1.0f / static_cast<float>(k);
+  exec::ExecuteOptions inner_options;
+  inner_options.warmup_steps = 0;
+  inner_options.steps = static_cast<int>(lu.inner_steps);
+  const int total = args.warmup + args.steps;
+  std::vector<double> outer_s, inner_s, sync_s;
+  for (int step = 0; step < total; ++step) {
+    float ready = 1;
+    everyone(&ready, 1);  // every replica starts the outer step together
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)exec::execute_rank(plan, inner.step, *transport, kernels, inner_options);
+    const auto t1 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < n; ++i) delta[i] = anchor[i] - theta[i];
+    outer(delta.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float d = delta[i] * inv_k;
+      momentum[i] = mu * momentum[i] + d;
+      anchor[i] -= lr * (mu * momentum[i] + d);
+      theta[i] = anchor[i] + 0.01f;  // the next inner steps start from the anchor (and move off it)
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    if (step < args.warmup) continue;
+    outer_s.push_back(std::chrono::duration<double>(t2 - t0).count());
+    inner_s.push_back(std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(lu.inner_steps));
+    sync_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+  }
+  // Every rank's times to every rank (each in its own slot of a summed buffer); the slowest rank's
+  // counts for each outer step.
+  const std::size_t timed = outer_s.size();
+  std::vector<float> all(static_cast<std::size_t>(size) * timed * 3, 0.0f);
+  for (std::size_t i = 0; i < timed; ++i) {
+    const std::size_t at = (static_cast<std::size_t>(rank) * timed + i) * 3;
+    all[at] = static_cast<float>(outer_s[i]);
+    all[at + 1] = static_cast<float>(inner_s[i]);
+    all[at + 2] = static_cast<float>(sync_s[i]);
+  }
+  everyone(all.data(), all.size());
+  if (rank != 0) return 0;
+  std::vector<double> measured(timed, 0), measured_inner(timed, 0), measured_sync(timed, 0);
+  for (int r = 0; r < size; ++r)
+    for (std::size_t i = 0; i < timed; ++i) {
+      const std::size_t at = (static_cast<std::size_t>(r) * timed + i) * 3;
+      measured[i] = std::max(measured[i], static_cast<double>(all[at]));
+      measured_inner[i] = std::max(measured_inner[i], static_cast<double>(all[at + 1]));
+      measured_sync[i] = std::max(measured_sync[i], static_cast<double>(all[at + 2]));
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[(v.size() - 1) / 2];
+  };
+  const double m = median(measured);
+  const double predicted_sync = figures.outer_step_s - static_cast<double>(lu.inner_steps) * figures.inner_step_s;
+  const double error = (figures.outer_step_s - m) / m;
+  std::ostringstream md;
+  md << "# parasim execute: " << base.name << " (" << args.plan << ")\n\n"
+     << "Local-update training: " << figures.algorithm << ", " << k << " replicas of " << per_replica << (per_replica == 1 ? " rank" : " ranks")
+     << ", H = " << lu.inner_steps << " inner steps; each replica's plan: " << predicted.result.plan << ".\n\n"
+     << "Predicted by the analytical backend from profile `" << profile.name << "` (" << profile.origin << "). Executed by "
+     << kernels.describe() << "; the outer synchronisation an MPI all-reduce between the replicas' corresponding ranks, polled to completion, and "
+     << "the outer step's passes as loops over " << n << " fp32 parameters a rank; " << timed << " timed outer steps after " << args.warmup
+     << " warm-up.\n\n"
+     << "| figure | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
+  auto row = [&](const std::string& name, const std::vector<double>& v, double p) {
+    const double mid = median(v);
+    md << "| " << name << " | " << reports::duration_text(mid) << " | " << reports::duration_text(*std::min_element(v.begin(), v.end())) << " | "
+       << reports::duration_text(*std::max_element(v.begin(), v.end())) << " | " << reports::duration_text(p) << " | " << error_text(p, mid) << " |\n";
+  };
+  row("outer step", measured, figures.outer_step_s);
+  row("inner step (mean over the outer step's)", measured_inner, figures.inner_step_s);
+  row("synchronisation and outer passes", measured_sync, predicted_sync);
+  nlohmann::json j = {{"scenario", base.name},
+                      {"variant", args.plan},
+                      {"algorithm", figures.algorithm},
+                      {"replicas", k},
+                      {"inner_steps", lu.inner_steps},
+                      {"measured_outer_step_s", measured},
+                      {"measured_median_s", m},
+                      {"predicted_outer_step_s", figures.outer_step_s},
+                      {"error", error},
+                      {"measured_inner_step_s", measured_inner},
+                      {"predicted_inner_step_s", figures.inner_step_s},
+                      {"measured_sync_s", measured_sync},
+                      {"predicted_sync_s", predicted_sync},
+                      {"profile", profile.name}};
+  PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
+  PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });
+  commit_together({&json_file, &md_file});
+  out << md.str() << "\nwrote " << (out_dir / "execution.json").string() << ", " << (out_dir / "report.md").string() << "\n";
+  return 0;
+}
+
 int execute(const ExecuteArgs& args, std::ostream& out) {
   const mpi::Session session(true);
   const int rank = session.rank(), size = session.size();
@@ -174,9 +327,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   if (s.federated)
     throw PlanError("--plan \"" + args.plan + "\" is federated training (" + std::string(strategies::to_string(s.federated->algorithm)) +
                     "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates its rounds");
-  if (s.local_update)
-    throw PlanError("--plan \"" + args.plan + "\" is local-update training (" + std::string(strategies::to_string(s.local_update->algorithm)) +
-                    "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates it");
+  if (s.local_update) return execute_local_update(args, base, s, session, out);
   sim::Profile profile = scenarios::scenario_profile(s);
   if (!args.profile.empty()) {
     profile = sim::profile_from_json(JsonDocument::read_file(args.profile));

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -31,10 +33,17 @@ int count_of(double bytes) {
 
 class MpiTransport final : public exec::Transport {
  public:
-  MpiTransport(int rank, int size) : rank_(rank), size_(size) { MPI_Comm_dup(MPI_COMM_WORLD, &p2p_); }
+  /// The ranks of `base` (the world, or one replica's part of it), numbered as in it.
+  explicit MpiTransport(MPI_Comm base) {
+    MPI_Comm_dup(base, &base_);
+    MPI_Comm_rank(base_, &rank_);
+    MPI_Comm_size(base_, &size_);
+    MPI_Comm_dup(base_, &p2p_);
+  }
   ~MpiTransport() override {
     for (auto& [key, comm] : comms_) MPI_Comm_free(&comm);
     MPI_Comm_free(&p2p_);
+    MPI_Comm_free(&base_);
   }
 
   int rank() const override { return rank_; }
@@ -48,7 +57,7 @@ class MpiTransport final : public exec::Transport {
       if (graph.kind[t] == sim::TaskKind::Collective && graph.collectives[graph.owner[t]].kind != sim::CollectiveKind::SendRecv)
         pairs.insert({graph.collectives[graph.owner[t]].group, graph.stream[t]});
     MPI_Group world;
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Comm_group(base_, &world);
     int tag = 0;
     // Every rank walks the pairs in the same order, so the groups are created in one global order
     // and no two ranks wait on each other's creation.
@@ -60,7 +69,7 @@ class MpiTransport final : public exec::Transport {
       MPI_Group g;
       MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &g);
       MPI_Comm comm;
-      MPI_Comm_create_group(MPI_COMM_WORLD, g, tag, &comm);
+      MPI_Comm_create_group(base_, g, tag, &comm);
       MPI_Group_free(&g);
       comms_[{group, stream}] = comm;
     }
@@ -112,20 +121,20 @@ class MpiTransport final : public exec::Transport {
     wait_polling(request);
   }
 
-  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+  void barrier() override { MPI_Barrier(base_); }
 
   std::vector<std::vector<std::byte>> gather(std::span<const std::byte> mine) override {
     PARASIM_CHECK(mine.size() < 2147483647u, "a rank record fits in an int count");
     int bytes = static_cast<int>(mine.size());
     std::vector<int> counts(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
-    MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, base_);
     std::size_t total = 0;
     for (int r = 0; r < size_; ++r) {
       displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
       total += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
     }
     std::vector<std::byte> all(rank_ == 0 ? total : 0);
-    MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, base_);
     std::vector<std::vector<std::byte>> out;
     if (rank_ != 0) return out;
     for (int r = 0; r < size_; ++r) {
@@ -137,32 +146,60 @@ class MpiTransport final : public exec::Transport {
 
   bool any(bool mine) override {
     int flag = mine ? 1 : 0, result = 0;
-    MPI_Allreduce(&flag, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&flag, &result, 1, MPI_INT, MPI_MAX, base_);
     return result != 0;
   }
 
   void abort_all(int code) override {
-    MPI_Abort(MPI_COMM_WORLD, code);
+    MPI_Abort(MPI_COMM_WORLD, code);  // every rank of the job, not only this transport's
     std::_Exit(code);
   }
 
  private:
-  int rank_, size_;
+  int rank_ = 0, size_ = 1;
   const sim::TaskGraph* graph_ = nullptr;
-  MPI_Comm p2p_;
+  MPI_Comm base_, p2p_;
   std::map<std::pair<std::uint32_t, std::uint8_t>, MPI_Comm> comms_;
 };
 
 }  // namespace
 #endif
 
-std::unique_ptr<exec::Transport> Session::execute_transport() const {
+std::unique_ptr<exec::Transport> Session::execute_transport(int part) const {
 #ifdef PARASIM_HAVE_MPI
   PARASIM_CHECK(active_, "an MPI transport runs under mpirun");
-  return std::make_unique<MpiTransport>(rank_, size_);
+  if (part < 0) return std::make_unique<MpiTransport>(MPI_COMM_WORLD);
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, part, rank_, &comm);
+  auto transport = std::make_unique<MpiTransport>(comm);
+  MPI_Comm_free(&comm);
+  return transport;
 #else
+  (void)part;
   PARASIM_CHECK(false, "this build has no MPI");
   return nullptr;
+#endif
+}
+
+std::function<void(float*, std::size_t)> Session::all_reduce_among(int part) const {
+#ifdef PARASIM_HAVE_MPI
+  PARASIM_CHECK(active_, "an all-reduce runs under mpirun");
+  auto comm = std::shared_ptr<MPI_Comm>(new MPI_Comm, [](MPI_Comm* c) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(c);
+    delete c;
+  });
+  MPI_Comm_split(MPI_COMM_WORLD, part, rank_, comm.get());
+  return [comm](float* data, std::size_t count) {
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, data, count_of(static_cast<double>(count) * sizeof(float)), MPI_FLOAT, MPI_SUM, *comm, &request);
+    wait_polling(request);
+  };
+#else
+  (void)part;
+  PARASIM_CHECK(false, "this build has no MPI");
+  return {};
 #endif
 }
 

@@ -4,6 +4,7 @@
 /// writes. MPI starts only when a launcher started this process (it set OMPI_COMM_WORLD_SIZE or
 /// PMIX_RANK): a plain `parasim search` needs no launcher and runs as one process. A build without
 /// MPI (CMake found none) always runs as one process and says so under a launcher.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,7 +52,13 @@ class Session {
   /// `parasim execute`'s transport over the world's ranks, one device per rank (rank = device id):
   /// communicators per (group, stream), non-blocking MPI collectives and sends polled to completion
   /// (mpi/execute_transport.cpp). Precondition: active() and the session was made with threads.
-  [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport() const;
+  /// `part` >= 0: the transport of the ranks that passed the same `part` (each rank calls it), ranks
+  /// numbered in world order: one replica's ranks of a local-update plan.
+  [[nodiscard]] std::unique_ptr<exec::Transport> execute_transport(int part = -1) const;
+  /// An all-reduce (sum of floats, polled as the executor polls) over the ranks that passed the same
+  /// `part` (each rank calls this once): a local update's replicas' corresponding ranks. The
+  /// function must be dropped before the session ends.
+  [[nodiscard]] std::function<void(float*, std::size_t)> all_reduce_among(int part) const;
   /// The same for `parasim execute --backend cuda`: NCCL communicators per (group, stream) and per
   /// (sending rank, receiving rank, stream), bootstrapped over MPI, on CUDA device `gpu`; barriers,
   /// gathers and aborts over MPI (mpi/execute_nccl_transport.cpp). Where the build has no NCCL, a

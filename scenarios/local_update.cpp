@@ -27,9 +27,13 @@ std::optional<LocalUpdateProblem> local_update_problem(const Scenario& s) {
   if (k < 2)
     return LocalUpdateProblem{where, "found " + count + ", expected at least 2: local-update training synchronises replicas (give "
                                                         "local_update.replicas, or cluster.wan.sites for one replica per site)"};
-  if (s.cluster.nodes % k != 0)
+  // Replicas take whole nodes, or several share each node in equal parts of its devices.
+  const bool whole_nodes = s.cluster.nodes % k == 0;
+  const bool shared_nodes = k % s.cluster.nodes == 0 && s.cluster.devices_per_node % (k / s.cluster.nodes) == 0;
+  if (!whole_nodes && !shared_nodes)
     return LocalUpdateProblem{where, "found " + count + ", expected a count that splits the cluster's " + std::to_string(s.cluster.nodes) +
-                                         " nodes into whole replicas"};
+                                         " nodes into whole replicas, or each node's " + std::to_string(s.cluster.devices_per_node) +
+                                         " devices into equal replicas"};
   if (k % sites != 0)
     return LocalUpdateProblem{where, "found " + count + " on " + std::to_string(sites) +
                                          " sites, expected a multiple of the sites: a replica runs inside one site"};
@@ -51,14 +55,19 @@ std::optional<LocalUpdateProblem> local_update_problem(const Scenario& s) {
 
 Scenario replica_scenario(const Scenario& s, std::int64_t r) {
   const std::int64_t k = replica_count(s);
-  PARASIM_CHECK(r >= 0 && r < k && s.cluster.nodes % k == 0 && s.training.global_batch % k == 0, "a replica of a checked local update");
+  PARASIM_CHECK(r >= 0 && r < k && s.training.global_batch % k == 0, "a replica of a checked local update");
   Scenario v = s;
   v.local_update.reset();
   v.what_ifs.clear();
   v.training.global_batch = s.training.global_batch / k;
   sim::ClusterSpec& c = v.cluster;
-  const std::int64_t nodes = s.cluster.nodes / k, first_node = r * nodes;
+  // Whole nodes a replica, or (fewer nodes than replicas) a replica in each equal part of a node.
+  const bool whole_nodes = s.cluster.nodes % k == 0;
+  const std::int64_t per_node = whole_nodes ? 1 : k / s.cluster.nodes;
+  PARASIM_CHECK(whole_nodes || s.cluster.devices_per_node % per_node == 0, "replicas that split the nodes");
+  const std::int64_t nodes = whole_nodes ? s.cluster.nodes / k : 1, first_node = whole_nodes ? r * nodes : r / per_node;
   c.nodes = nodes;
+  c.devices_per_node = s.cluster.devices_per_node / per_node;
   c.wan.reset();
   // The node groups over [first_node, first_node + nodes), cut to it.
   if (!s.cluster.node_groups.empty()) {
@@ -74,7 +83,7 @@ Scenario replica_scenario(const Scenario& s, std::int64_t r) {
       begin += g.nodes;
     }
   }
-  const std::int64_t per_replica = nodes * s.cluster.devices_per_node, first_device = r * per_replica;
+  const std::int64_t per_replica = nodes * c.devices_per_node, first_device = r * per_replica;
   c.stragglers.clear();
   for (const auto& st : s.cluster.stragglers)
     if (st.device >= first_device && st.device < first_device + per_replica) c.stragglers.push_back({st.device - first_device, st.speed_factor});
@@ -89,17 +98,11 @@ Scenario synchronous_scenario(const Scenario& s) {
   return v;
 }
 
-namespace {
-
-/// The parameters one device of `plan` holds, at most over its stages (its outer step passes over
-/// them; ZeRO shards them over the data-parallel ranks as it shards the inner optimizer's state).
-double parameters_per_device(const sim::Result& r, const strategies::Plan& plan) {
+double outer_parameters_per_device(const sim::Result& r, const strategies::Plan& plan) {
   double most = 0;
   for (const auto& st : r.memory) most = std::max(most, st.parameters);
   return plan.zero >= 1 ? most / static_cast<double>(plan.dp()) : most;
 }
-
-}  // namespace
 
 sim::Simulation simulate_local_update(const Scenario& s, const sim::Profile& profile, sim::Backend backend, const sim::LowerOptions& options,
                                       ProgressSink* progress) {
@@ -144,7 +147,7 @@ sim::Simulation simulate_local_update(const Scenario& s, const sim::Profile& pro
   problem.wire_bytes = static_cast<double>(graph.param_count()) * strategies::wire_bytes_per_element(spec, reduce_bytes);
   for (std::int64_t r = 0; r < k; ++r) {
     const sim::Simulation& is = inner[sim_of[r]];
-    const double params = parameters_per_device(is.result, plan);
+    const double params = outer_parameters_per_device(is.result, plan);
     // The outer step's passes run on the replica's slowest device kind and speed: its first device
     // stands for it (node groups and stragglers are checked per replica by the inner step).
     const sim::Device& d = cluster.devices[static_cast<std::size_t>(r * per_replica)];

@@ -9,6 +9,7 @@
 #include "common/progress_sink.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/simulate.hpp"
+#include "strategies/plan.hpp"
 
 namespace parasim::scenarios {
 
@@ -34,6 +35,10 @@ struct LocalUpdateProblem {
 /// The synchronous data-parallel run on the same devices: `s` without its local update, the plan's
 /// data-parallel degree (when written) times the replica count. Precondition: as replica_scenario.
 [[nodiscard]] Scenario synchronous_scenario(const Scenario& s);
+
+/// The parameters one device of `plan` holds that the outer step passes over: the most of any
+/// stage, sharded over the data-parallel ranks as ZeRO shards the inner optimizer's state.
+[[nodiscard]] double outer_parameters_per_device(const sim::Result& inner, const strategies::Plan& plan);
 
 /// Simulates local-update scenario `s` on `profile` with `backend`: each distinct replica's inner
 /// step (the ordinary lowering of its plan, `options` as for a step), the outer steps on the whole
