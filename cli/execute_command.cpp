@@ -153,17 +153,18 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   return out;
 }
 
-/// `parasim execute` of a local-update plan (DiLoCo): each replica's ranks run its inner plan's task
-/// graph H steps on their own transport (the world split by replica), then every rank computes its
-/// parameters' pseudo-gradient, all-reduces it with the same rank of every other replica (the outer
-/// synchronisation, polled as the executor's collectives are) and applies Nesterov's outer step: real
-/// loops over buffers of its parameters' size. Timed per outer step, the slowest rank's, against the
+/// `parasim execute` of a local-update plan (DiLoCo, PAPA, branch-train-merge): each replica's ranks
+/// run its inner plan's task graph H steps on their own transport (the world split by replica), then
+/// every rank computes its parameters' pseudo-gradient (or takes its weights, for PAPA and
+/// branch-train-merge), all-reduces it with the same rank of every other replica (the outer
+/// synchronisation, polled as the executor's collectives are) and applies Nesterov's outer step (or
+/// mixes the mean into its weights): real loops over buffers of its parameters' size. Timed per outer step, the slowest rank's, against the
 /// simulated outer step (scenarios/local_update.hpp).
 int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& base, const scenarios::Scenario& s, const mpi::Session& session,
                          std::ostream& out) {
   const strategies::LocalUpdateSpec& lu = *s.local_update;
   if (lu.streaming())
-    throw PlanError("--plan \"" + args.plan + "\" is Streaming DiLoCo: parasim execute runs DiLoCo's local updates (every fragment at once); `parasim " +
+    throw PlanError("--plan \"" + args.plan + "\" is Streaming DiLoCo: parasim execute runs the local updates that synchronise every fragment at once (DiLoCo, PAPA, branch-train-merge); `parasim " +
                     args.scenario + "` simulates the streaming one");
   if (args.backend != "cpu") throw PlanError("--backend " + args.backend + ": local-update plans run on the CPU executor (--backend cpu)");
   if (!args.recalibrate.empty()) throw PlanError("--recalibrate folds a synchronous plan's classes; a local-update run has none of its own");
@@ -223,13 +224,21 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
     const auto t0 = std::chrono::steady_clock::now();
     (void)exec::execute_rank(plan, inner.step, *transport, kernels, inner_options);
     const auto t1 = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < n; ++i) delta[i] = anchor[i] - theta[i];
-    outer(delta.data(), n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const float d = delta[i] * inv_k;
-      momentum[i] = mu * momentum[i] + d;
-      anchor[i] -= lr * (mu * momentum[i] + d);
-      theta[i] = anchor[i] + 0.01f;  // the next inner steps start from the anchor (and move off it)
+    if (lu.averages_weights()) {
+      // PAPA pulls the weights toward the replicas' mean; branch-train-merge replaces them by it.
+      const float alpha = lu.algorithm == strategies::LocalUpdateAlgorithm::PAPA ? static_cast<float>(lu.mixing) : 0.0f;
+      std::copy(theta.begin(), theta.end(), delta.begin());
+      outer(delta.data(), n);
+      for (std::size_t i = 0; i < n; ++i) theta[i] = alpha * theta[i] + (1 - alpha) * delta[i] * inv_k;
+    } else {
+      for (std::size_t i = 0; i < n; ++i) delta[i] = anchor[i] - theta[i];
+      outer(delta.data(), n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float d = delta[i] * inv_k;
+        momentum[i] = mu * momentum[i] + d;
+        anchor[i] -= lr * (mu * momentum[i] + d);
+        theta[i] = anchor[i] + 0.01f;  // the next inner steps start from the anchor (and move off it)
+      }
     }
     const auto t2 = std::chrono::steady_clock::now();
     if (step < args.warmup) continue;

@@ -239,11 +239,17 @@ strategies::PlanSpec decode_plan(const json& p) {
   return spec;
 }
 
-strategies::LocalUpdateSpec decode_local_update(const json& j) {
+strategies::LocalUpdateSpec decode_local_update(const json& j, const ErrorAt& error_at) {
   strategies::LocalUpdateSpec spec;
   spec.algorithm = enum_value(strategies::local_update_algorithm_from_string(j.value("algorithm", std::string("diloco"))), "local_update.algorithm");
   spec.replicas = j.value("replicas", spec.replicas);
+  // PAPA's gradual form averages every 10 steps (the authors' code); the others DiLoCo's 500.
+  if (spec.algorithm == strategies::LocalUpdateAlgorithm::PAPA) spec.inner_steps = 10;
   spec.inner_steps = j.value("inner_steps", spec.inner_steps);
+  spec.mixing = j.value("mixing", spec.mixing);
+  if (spec.averages_weights() && j.contains("outer_optimizer"))
+    throw error_at("/local_update/outer_optimizer", std::string(strategies::to_string(spec.algorithm)) +
+                                                        " averages the replicas' weights; it has no outer optimizer (DiLoCo's)");
   // Streaming DiLoCo's defaults (Douillard et al. 2025, arXiv:2501.18512, §3): fragments of three
   // layers (0: resolved on the model), one inner step of overlap; DiLoCo has one fragment and waits.
   if (spec.streaming()) {
@@ -360,7 +366,7 @@ Scenario decode_scenario(const json& root, const std::string& folder, const Erro
   s.model = decode_model(root.at("model"), folder, s.training.precision);
   s.cluster = decode_cluster(root.at("cluster"), s.cluster_preset, error_at);
   s.plan = decode_plan(root.value("plan", json::object()));
-  if (root.contains("local_update")) s.local_update = decode_local_update(root["local_update"]);
+  if (root.contains("local_update")) s.local_update = decode_local_update(root["local_update"], error_at);
   if (root.contains("federated")) {
     if (s.local_update)
       throw error_at("/federated", "a scenario is local-update training or federated training, not both; expected one of \"local_update\" and \"federated\"");

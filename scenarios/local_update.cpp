@@ -45,7 +45,8 @@ std::optional<LocalUpdateProblem> local_update_problem(const Scenario& s) {
                                                             std::to_string(lu.inner_steps) + " inner steps: each fragment synchronises on its own inner step"};
   if (!lu.streaming() && (lu.fragments != 1 || lu.overlap_steps != 0))
     return LocalUpdateProblem{lu.fragments != 1 ? "/local_update/fragments" : "/local_update/overlap_steps",
-                              "DiLoCo synchronises the whole model at once and waits for it; expected \"algorithm\": \"streaming-diloco\" for "
+                              "\"" + std::string(strategies::to_string(lu.algorithm)) + "\"" +
+                                  " synchronises the whole model at once and waits for it; expected \"algorithm\": \"streaming-diloco\" for "
                               "fragments or overlap"};
   if (lu.overlap_steps > lu.inner_steps)
     return LocalUpdateProblem{"/local_update/overlap_steps", "found " + std::to_string(lu.overlap_steps) + ", expected at most the " +

@@ -6,7 +6,9 @@ namespace parasim::strategies {
 namespace {
 
 constexpr std::pair<LocalUpdateAlgorithm, const char*> kAlgorithms[] = {{LocalUpdateAlgorithm::DiLoCo, "diloco"},
-                                                                       {LocalUpdateAlgorithm::StreamingDiLoCo, "streaming-diloco"}};
+                                                                       {LocalUpdateAlgorithm::StreamingDiLoCo, "streaming-diloco"},
+                                                                       {LocalUpdateAlgorithm::PAPA, "papa"},
+                                                                       {LocalUpdateAlgorithm::BranchTrainMerge, "branch-train-merge"}};
 constexpr std::pair<OuterOptimizer, const char*> kOuterOptimizers[] = {{OuterOptimizer::Nesterov, "nesterov"}, {OuterOptimizer::SGD, "sgd"}};
 constexpr std::pair<Compression, const char*> kCompressions[] = {
     {Compression::None, "none"}, {Compression::FP16, "fp16"}, {Compression::Int8, "int8"}, {Compression::FP4, "fp4"}, {Compression::TopK, "top-k"}};
@@ -47,8 +49,13 @@ bool gathered(const LocalUpdateSpec& spec) { return spec.compression == Compress
 
 OuterStepBytes outer_step_bytes_per_parameter(const LocalUpdateSpec& spec, double reduce_bytes) {
   OuterStepBytes b;
-  b.before = 3 * 4;
-  b.after = spec.outer_optimizer == OuterOptimizer::Nesterov ? 6 * 4 : 4 * 4;
+  if (spec.averages_weights()) {
+    b.before = 0;
+    b.after = 3 * 4;
+  } else {
+    b.before = 3 * 4;
+    b.after = spec.outer_optimizer == OuterOptimizer::Nesterov ? 6 * 4 : 4 * 4;
+  }
   if (spec.compression != Compression::None) {
     const double wire = wire_bytes_per_element(spec, reduce_bytes);
     b.before += 4 + wire + (spec.compression == Compression::TopK ? 2 * 4 : 0);
@@ -57,6 +64,9 @@ OuterStepBytes outer_step_bytes_per_parameter(const LocalUpdateSpec& spec, doubl
   return b;
 }
 
-double outer_state_bytes_per_parameter(const LocalUpdateSpec& spec) { return spec.outer_optimizer == OuterOptimizer::Nesterov ? 8 : 4; }
+double outer_state_bytes_per_parameter(const LocalUpdateSpec& spec) {
+  if (spec.averages_weights()) return 0;
+  return spec.outer_optimizer == OuterOptimizer::Nesterov ? 8 : 4;
+}
 
 }  // namespace parasim::strategies

@@ -11,6 +11,12 @@
 ///  - Streaming DiLoCo (Douillard et al. 2025, arXiv:2501.18512): the parameters in `fragments`
 ///    fragments, each synchronised once every H inner steps on a stagger of H / fragments steps, its
 ///    all-reduce overlapped with the next `overlap_steps` inner steps (τ) before the replica merges it.
+///  - PAPA (Jolicoeur-Martineau et al. 2023, arXiv:2304.03094): a population of models each pulled
+///    toward the population's mean every H steps, w ← α·w + (1 − α)·mean(w) (its "gradual" form,
+///    α = 0.99 every 10 steps in the authors' code): an all-reduce of the weights themselves, no
+///    outer state.
+///  - Branch-train-merge (Li et al. 2022, arXiv:2208.03306): branches trained independently for H
+///    steps, then merged by averaging their parameters once (an all-reduce of the weights).
 ///
 /// No JSON here: scenarios/decode.cpp reads the scenario's section into these values.
 #include <cstdint>
@@ -21,7 +27,7 @@
 
 namespace parasim::strategies {
 
-enum class LocalUpdateAlgorithm { DiLoCo, StreamingDiLoCo };
+enum class LocalUpdateAlgorithm { DiLoCo, StreamingDiLoCo, PAPA, BranchTrainMerge };
 /// The outer optimizer: Nesterov momentum SGD (DiLoCo's: it keeps a momentum buffer beside the
 /// parameters of the last outer step), or plain SGD (FedAvg's averaging with a server learning rate:
 /// no momentum buffer).
@@ -45,6 +51,7 @@ struct LocalUpdateSpec {
   OuterOptimizer outer_optimizer = OuterOptimizer::Nesterov;
   double outer_learning_rate = 0.7;  ///< DiLoCo §3 (its value; the time model does not use it)
   double outer_momentum = 0.9;       ///< DiLoCo §3
+  double mixing = 0.99;              ///< PAPA's α (recorded; the time model does not use it)
   Compression compression = Compression::None;
   double topk_fraction = 0.01;  ///< TopK: the share of elements sent
   /// Tokens (transformers) or samples (other models) the run trains on: the report gives the wall time
@@ -53,9 +60,11 @@ struct LocalUpdateSpec {
   bool operator==(const LocalUpdateSpec&) const = default;
 
   [[nodiscard]] bool streaming() const { return algorithm == LocalUpdateAlgorithm::StreamingDiLoCo; }
+  /// PAPA and branch-train-merge average the weights themselves: no pseudo-gradient, no outer optimizer.
+  [[nodiscard]] bool averages_weights() const { return algorithm == LocalUpdateAlgorithm::PAPA || algorithm == LocalUpdateAlgorithm::BranchTrainMerge; }
 };
 
-[[nodiscard]] std::string_view to_string(LocalUpdateAlgorithm a);  ///< "diloco", "streaming-diloco"
+[[nodiscard]] std::string_view to_string(LocalUpdateAlgorithm a);  ///< "diloco", "streaming-diloco", "papa", "branch-train-merge"
 [[nodiscard]] std::string_view to_string(OuterOptimizer o);         ///< "nesterov", "sgd"
 [[nodiscard]] std::string_view to_string(Compression c);            ///< "none", "fp16", "int8", "fp4", "top-k"
 [[nodiscard]] const std::vector<std::string>& local_update_algorithm_names();
@@ -83,14 +92,16 @@ struct LocalUpdateSpec {
 /// (read the wire bytes, write 4) and the outer optimizer (Nesterov: read the average, the momentum
 /// and the anchor, write the momentum, the anchor and the parameters: 6 × 4; SGD: read the average
 /// and the anchor, write the anchor and the parameters: 4 × 4). The outer state is fp32, as DiLoCo
-/// keeps it.
+/// keeps it. PAPA and branch-train-merge send the weights as they are (before: compression only)
+/// and mix the mean into them (after: read both, write: 3 × 4).
 struct OuterStepBytes {
   double before = 0, after = 0;
 };
 [[nodiscard]] OuterStepBytes outer_step_bytes_per_parameter(const LocalUpdateSpec& spec, double reduce_bytes);
 
 /// Bytes per parameter the outer optimizer keeps on the device beyond the inner plan's own: the fp32
-/// anchor (the parameters of the last outer step) and, for Nesterov, its fp32 momentum buffer.
+/// anchor (the parameters of the last outer step) and, for Nesterov, its fp32 momentum buffer; none
+/// for PAPA and branch-train-merge.
 [[nodiscard]] double outer_state_bytes_per_parameter(const LocalUpdateSpec& spec);
 
 }  // namespace parasim::strategies

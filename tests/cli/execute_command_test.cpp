@@ -112,7 +112,7 @@ TEST_CASE("parasim execute refuses a plan whose devices the launch does not matc
     CHECK(r.exit_code == 2);
     CHECK(r.err ==
           "parasim: error: <command line>: --plan: found \"tp4\", expected \"base\", a what-if of the scenario (\"base\", \"single\", \"tp2\", \"pp2\", "
-          "\"zero3\", \"diloco\") or SEARCH.json#RANK\n");
+          "\"zero3\", \"diloco\", \"papa\") or SEARCH.json#RANK\n");
   }
   CHECK_FALSE(fs::exists(dir / "execution.json"));
 }
@@ -141,7 +141,7 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
   }
 }
 
-TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo: a replica a rank, the outer all-reduce every H steps", "[cli][execute][mpi][local-update]") {
+TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, the outer all-reduce every H steps", "[cli][execute][mpi][local-update]") {
   if (!have_mpirun()) {
     WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
     return;
@@ -149,6 +149,11 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo: a replica a rank, the outer
   // Two replicas of one rank each, H = 2: each outer step is two inner steps of the single-device
   // plan on half the batch, then the pseudo-gradient's all-reduce and Nesterov's step.
   const fs::path dir = fresh_dir("execute-mpi-diloco");
+  // PAPA the same way, its weights averaged instead of a pseudo-gradient.
+  const int papa = mpirun_parasim(2, "execute " + q(kScenario) + " --plan papa --steps 1 --warmup 0 --threads 1 --out " + q(dir / "p"), dir);
+  INFO(slurp(dir / "err"));
+  REQUIRE(papa == 0);
+  CHECK(nlohmann::json::parse(slurp(dir / "p" / "execution.json")).at("algorithm") == "papa");
   const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan diloco --steps 2 --warmup 1 --threads 1 --out " + q(dir / "o"), dir);
   INFO(slurp(dir / "err"));
   REQUIRE(code == 0);
@@ -173,7 +178,7 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo: a replica a rank, the outer
   std::ofstream(dir / "streaming.json") << text;
   const int refused = mpirun_parasim(2, "execute " + q(dir / "streaming.json") + " --plan diloco --out " + q(dir / "s"), dir);
   CHECK(refused != 0);
-  CHECK_THAT(slurp(dir / "err"), Catch::Matchers::Contains("is Streaming DiLoCo: parasim execute runs DiLoCo's local updates"));
+  CHECK_THAT(slurp(dir / "err"), Catch::Matchers::Contains("is Streaming DiLoCo: parasim execute runs the local updates that synchronise every fragment at once"));
 }
 
 TEST_CASE("mpirun with more ranks than the plan has devices ends every rank with the reason, no hang", "[cli][execute][mpi]") {

@@ -364,6 +364,13 @@ TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[sce
   CHECK(strings(defs.at("plan").at("properties").at("cp_comm").at("enum")) == parasim::strategies::cp_comm_names());
   CHECK(strings(defs.at("training").at("properties").at("optimizer").at("enum")) == parasim::strategies::optimizer_names());
   CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
+  CHECK(strings(defs.at("local_update").at("properties").at("algorithm").at("enum")) == parasim::strategies::local_update_algorithm_names());
+  CHECK(strings(defs.at("local_update").at("properties").at("compression").at("enum")) == parasim::strategies::compression_names());
+  CHECK(strings(defs.at("local_update").at("properties").at("outer_optimizer").at("properties").at("kind").at("enum")) ==
+        parasim::strategies::outer_optimizer_names());
+  CHECK(strings(defs.at("federated").at("properties").at("algorithm").at("enum")) == parasim::strategies::federated_algorithm_names());
+  CHECK(strings(defs.at("federated").at("properties").at("server_optimizer").at("enum")) == parasim::strategies::server_optimizer_names());
+  CHECK(strings(defs.at("distribution").at("properties").at("kind").at("enum")) == parasim::strategies::distribution_names());
   for (const auto& dtype : strings(defs.at("training").at("properties").at("precision").at("enum")))
     CHECK(parasim::models::dtype_from_string(dtype).has_value());
   // Each kind allows some of the algorithms (sim::check_cluster_spec says which fit the network).

@@ -108,7 +108,7 @@ TEST_CASE("local update: bad input is refused at its field", "[scenarios][local-
   }
   SECTION("fragments without streaming") {
     t.local_update = R"("local_update": { "fragments": 2 })";
-    CHECK_THAT(error_of(t.str()), Contains("at /local_update/fragments: DiLoCo synchronises the whole model at once"));
+    CHECK_THAT(error_of(t.str()), Contains("at /local_update/fragments: \"diloco\" synchronises the whole model at once"));
   }
   SECTION("sites that do not split the nodes") {
     t.cluster = R"("cluster": { "device": "a100-80gb", "nodes": 3, "devices_per_node": 1, "wan": { "sites": 2 } },)";
@@ -143,6 +143,26 @@ TEST_CASE("local update: DiLoCo's WAN bytes per inner step are 1/H of synchronou
     const sim::LocalUpdateFigures c = figures_of(scenarios::parse_scenario(t.str(), "s.json"));
     CHECK_THAT(c.wan_bytes_per_inner_step, WithinRel(factor * f.wan_bytes_per_inner_step, 1e-9));
   }
+}
+
+TEST_CASE("local update: PAPA and branch-train-merge average the weights, with no outer state", "[scenarios][local-update]") {
+  // PAPA every 10 steps sends the fp32 weights, 4P bytes, as DiLoCo with H = 10 sends its
+  // pseudo-gradient; branch-train-merge after 1000 steps of branch a hundredth of that per step.
+  Text t;
+  const sim::LocalUpdateFigures diloco = figures_of(scenarios::parse_scenario(t.str(), "s.json"));
+  t.local_update = R"("local_update": { "algorithm": "papa" })";
+  const scenarios::Scenario papa = scenarios::parse_scenario(t.str(), "s.json");
+  CHECK(papa.local_update->inner_steps == 10);  // its authors' every 10 steps
+  CHECK(papa.local_update->mixing == 0.99);
+  const sim::LocalUpdateFigures p = figures_of(papa);
+  CHECK_THAT(p.wan_bytes_per_inner_step, WithinRel(diloco.wan_bytes_per_inner_step, 1e-9));
+  CHECK(p.outer_state_bytes == 0);
+  CHECK(diloco.outer_state_bytes > 0);
+  t.local_update = R"("local_update": { "algorithm": "branch-train-merge", "inner_steps": 1000 })";
+  const sim::LocalUpdateFigures btm = figures_of(scenarios::parse_scenario(t.str(), "s.json"));
+  CHECK_THAT(btm.wan_bytes_per_inner_step * 100, WithinRel(diloco.wan_bytes_per_inner_step, 1e-9));
+  t.local_update = R"("local_update": { "algorithm": "papa", "outer_optimizer": { "kind": "sgd" } })";
+  CHECK_THAT(error_of(t.str()), Contains("at /local_update/outer_optimizer: papa averages the replicas' weights; it has no outer optimizer"));
 }
 
 TEST_CASE("local update: the shipped Llama-3-8B scenario against synchronous data parallelism", "[scenarios][local-update]") {
