@@ -4,6 +4,7 @@
 // and runs its device's share; rank 0 gathers the records, compares and writes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "reports/trace.hpp"
 #include "calibrate/from_execution.hpp"
 #include "calibrate/source_text.hpp"
+#include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
@@ -311,6 +313,153 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   return 0;
 }
 
+/// `parasim execute` of a federated plan (FedAvg, FedOpt): rank 0 is the server, every other rank a
+/// sampled client running the scenario's one-device plan. A round: the server sends the model to
+/// every client at once, each runs `local_steps` steps of its plan's task graph, sends its update
+/// back, and the server sums the updates and applies its optimizer — real messages, real steps, real
+/// loops over fp32 buffers of the model's size. Timed on the server per round, against the round
+/// simulated for exactly these clients: speed 1, all responding, no deadline, and the bandwidth of
+/// the profile's `shm` link the ranks exchange over (its send-recv curve at the model's size) for
+/// every client and for the server's link.
+int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, const scenarios::Scenario& s, const mpi::Session& session,
+                      std::ostream& out) {
+  const strategies::FederatedSpec& spec = *s.federated;
+  if (args.backend != "cpu") throw PlanError("--backend " + args.backend + ": federated plans run on the CPU executor (--backend cpu)");
+  if (!args.recalibrate.empty()) throw PlanError("--recalibrate folds a synchronous plan's classes; a federated run has none of its own");
+  const int rank = session.rank(), size = session.size();
+  if (size < 2)
+    throw PlanError("a federated round needs a server and a client: run it as `mpirun -np N parasim execute ...`, rank 0 the server and the "
+                    "other N - 1 ranks the round's clients");
+  if (s.cluster.device_count() != 1 || s.cluster.device != kCpuDevice)
+    throw PlanError("the CPU executor runs federated clients of one " + std::string(kCpuDevice) + " device each; the scenario's client is " +
+                    std::to_string(s.cluster.device_count()) + " x " + s.cluster.device);
+  sim::Profile profile = scenarios::scenario_profile(s);
+  if (!args.profile.empty()) {
+    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+    if (auto problem = scenarios::profile_problem(s, profile))
+      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
+  }
+  const auto shm = profile.links.find("shm");
+  if (shm == profile.links.end())
+    throw PlanError("the profile has no \"shm\" link, the one the ranks exchange over here: calibrate it with `mpirun -np 2 parasim calibrate "
+                    "--backend mpi --link shm`");
+  const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
+  if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
+
+  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
+  const models::Graph graph = scenarios::build_model(s);
+  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
+  const sim::Simulation step = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  // The round these ranks run, predicted: their clients, at this host's speed, over its link.
+  sim::FederatedInputs in = scenarios::federated_inputs(s, profile, step.result, graph, plan);
+  const std::int64_t clients = size - 1;
+  in.spec.population = in.spec.per_round = clients;
+  in.spec.rounds = 1;
+  in.spec.deadline_s = 0;
+  const sim::Link link{"shm", shm->second.bandwidth_bytes_per_s, shm->second.latency_s, shm->second.efficiency, {}, shm->second.collective_efficiency};
+  const double rate = link.bandwidth_bytes_per_s * link.efficiency_of(sim::CollectiveKind::SendRecv).at(in.model_bytes);
+  auto constant = [](double v) { return strategies::Distribution{strategies::Distribution::Kind::Constant, v, 0, 0, 0}; };
+  in.spec.speed = constant(1);
+  in.spec.availability = constant(1);
+  in.spec.upload_mbps = in.spec.download_mbps = constant(rate * 8 / 1e6);
+  in.spec.server_gbps = rate * 8 / 1e9;
+  const sim::FederatedRun predicted = sim::simulate_federated(in);
+
+  const auto count = static_cast<std::size_t>(in.model_bytes / sizeof(float));
+  std::vector<float> model(count, 0.01f), sum, state;
+  std::vector<float> received;
+  if (rank == 0) {
+    received.assign(count * static_cast<std::size_t>(clients), 0.0f);
+    sum.assign(count, 0.0f);
+    state.assign(count * 2, 0.0f);  // the server optimizer's momentum and second moment (FedAdam's and FedYogi's)
+  }
+  const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
+  const auto kernels = std::make_unique<exec::CpuKernels>(graph, step.step.work, plan, blas_threads);
+  exec::LocalTransport local;
+  const std::function<void(float*, std::size_t)> everyone = session.all_reduce_among(0);
+  // Every rank learns whether a client cannot run the plan before any waits for it.
+  std::string why = rank == 0 ? "" : exec::cannot_execute(step.step, 0);
+  if (why.empty() && rank != 0) why = kernels->refuses(plan);
+  float failed = why.empty() ? 0.0f : 1.0f;
+  everyone(&failed, 1);
+  if (failed > 0) throw PlanError(why.empty() ? "a client cannot run its plan; its message says why" : why);
+  if (rank != 0) local.prepare(step.step.tasks);
+  exec::ExecuteOptions local_steps;
+  local_steps.warmup_steps = 0;
+  local_steps.steps = static_cast<int>(spec.local_steps);
+  std::vector<double> round_s;
+  for (int round = 0; round < args.warmup + args.steps; ++round) {
+    float ready = 1;
+    everyone(&ready, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    session.send_to_clients(model.data(), count);
+    if (rank != 0) {
+      (void)exec::execute_rank(plan, step.step, local, *kernels, local_steps);
+      for (auto& w : model) w += 1e-6f;  // its update
+    }
+    session.gather_from_clients(model.data(), count, received.data());
+    if (rank == 0) {
+      // The sum of the updates, then the server optimizer's pass over its state arrays.
+      std::fill(sum.begin(), sum.end(), 0.0f);
+      for (std::int64_t c = 0; c < clients; ++c)
+        for (std::size_t i = 0; i < count; ++i) sum[i] += received[static_cast<std::size_t>(c) * count + i];
+      // The server's step (Reddi et al. 2021, Algorithm 2; FedAvg's is the mean itself).
+      const float inv = 1.0f / static_cast<float>(clients);
+      float* m1 = state.data();
+      float* m2 = state.data() + count;
+      switch (spec.server_optimizer) {
+        case strategies::ServerOptimizer::Mean:
+          for (std::size_t i = 0; i < count; ++i) model[i] = sum[i] * inv;
+          break;
+        case strategies::ServerOptimizer::SGDMomentum:
+          for (std::size_t i = 0; i < count; ++i) {
+            m1[i] = 0.9f * m1[i] + (sum[i] * inv - model[i]);
+            model[i] += m1[i];
+          }
+          break;
+        case strategies::ServerOptimizer::Adam:
+        case strategies::ServerOptimizer::Yogi:
+          for (std::size_t i = 0; i < count; ++i) {
+            const float d = sum[i] * inv - model[i];
+            m1[i] = 0.9f * m1[i] + 0.1f * d;
+            m2[i] = spec.server_optimizer == strategies::ServerOptimizer::Adam ? 0.99f * m2[i] + 0.01f * d * d
+                                                                              : m2[i] - 0.01f * d * d * (m2[i] > d * d ? 1.0f : -1.0f);
+            model[i] += 0.01f * m1[i] / (std::sqrt(m2[i]) + 1e-3f);
+          }
+          break;
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    if (round >= args.warmup) round_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  if (rank != 0) return 0;
+  std::vector<double> sorted = round_s;
+  std::sort(sorted.begin(), sorted.end());
+  const double m = sorted[(sorted.size() - 1) / 2];
+  const double p = predicted.mean_s;
+  std::ostringstream md;
+  md << "# parasim execute: " << base.name << " (" << args.plan << ")\n\n"
+     << "Federated training: " << strategies::to_string(spec.algorithm) << " (" << strategies::to_string(spec.server_optimizer) << "), rank 0 the server and "
+     << clients << (clients == 1 ? " client" : " clients") << ", " << spec.local_steps << " local steps a round of the client's plan: " << step.result.plan << ".\n\n"
+     << "Predicted by the analytical backend from profile `" << profile.name << "` (" << profile.origin << ") for exactly these clients: speed 1, "
+     << "all responding, no deadline, every client's and the server's link the `shm` link's send-recv rate at the model's "
+     << reports::significant(in.model_bytes / 1e6, 4) << " MB (" << reports::significant(rate * 8 / 1e9, 4) << " Gbit/s). Executed by "
+     << kernels->describe() << "; the model and the updates as MPI messages between the server and each client, polled to completion; "
+     << round_s.size() << " timed rounds after " << args.warmup << " warm-up.\n\n"
+     << "| figure | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n"
+     << "| round | " << reports::duration_text(m) << " | " << reports::duration_text(sorted.front()) << " | " << reports::duration_text(sorted.back()) << " | "
+     << reports::duration_text(p) << " | " << error_text(p, m) << " |\n";
+  nlohmann::json j = {{"scenario", base.name},   {"variant", args.plan},        {"algorithm", std::string(strategies::to_string(spec.algorithm))},
+                      {"clients", clients},      {"local_steps", spec.local_steps}, {"measured_round_s", round_s},
+                      {"measured_median_s", m},  {"predicted_round_s", p},      {"error", (p - m) / m},
+                      {"client_step_s", in.client_step_s}, {"model_bytes", in.model_bytes}, {"profile", profile.name}};
+  PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
+  PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });
+  commit_together({&json_file, &md_file});
+  out << md.str() << "\nwrote " << (out_dir / "execution.json").string() << ", " << (out_dir / "report.md").string() << "\n";
+  return 0;
+}
+
 int execute(const ExecuteArgs& args, std::ostream& out) {
   const mpi::Session session(true);
   const int rank = session.rank(), size = session.size();
@@ -333,9 +482,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                                                      ") or SEARCH.json#RANK");
   }
   const scenarios::Scenario& s = *chosen;
-  if (s.federated)
-    throw PlanError("--plan \"" + args.plan + "\" is federated training (" + std::string(strategies::to_string(s.federated->algorithm)) +
-                    "): parasim execute runs synchronous plans only; `parasim " + args.scenario + "` simulates its rounds");
+  if (s.federated) return execute_federated(args, base, s, session, out);
   if (s.local_update) return execute_local_update(args, base, s, session, out);
   sim::Profile profile = scenarios::scenario_profile(s);
   if (!args.profile.empty()) {

@@ -181,6 +181,46 @@ std::unique_ptr<exec::Transport> Session::execute_transport(int part) const {
 #endif
 }
 
+void Session::send_to_clients(float* data, std::size_t count) const {
+#ifdef PARASIM_HAVE_MPI
+  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+  const int n = count_of(static_cast<double>(count) * sizeof(float));
+  if (rank_ == 0) {
+    std::vector<MPI_Request> requests(static_cast<std::size_t>(size_ - 1));
+    for (int r = 1; r < size_; ++r) MPI_Isend(data, n, MPI_FLOAT, r, 77, MPI_COMM_WORLD, &requests[static_cast<std::size_t>(r - 1)]);
+    for (auto& request : requests) wait_polling(request);
+  } else {
+    MPI_Request request;
+    MPI_Irecv(data, n, MPI_FLOAT, 0, 77, MPI_COMM_WORLD, &request);
+    wait_polling(request);
+  }
+#else
+  (void)data;
+  (void)count;
+#endif
+}
+
+void Session::gather_from_clients(const float* mine, std::size_t count, float* all) const {
+#ifdef PARASIM_HAVE_MPI
+  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+  const int n = count_of(static_cast<double>(count) * sizeof(float));
+  if (rank_ == 0) {
+    std::vector<MPI_Request> requests(static_cast<std::size_t>(size_ - 1));
+    for (int r = 1; r < size_; ++r)
+      MPI_Irecv(all + static_cast<std::size_t>(r - 1) * count, n, MPI_FLOAT, r, 78, MPI_COMM_WORLD, &requests[static_cast<std::size_t>(r - 1)]);
+    for (auto& request : requests) wait_polling(request);
+  } else {
+    MPI_Request request;
+    MPI_Isend(mine, n, MPI_FLOAT, 0, 78, MPI_COMM_WORLD, &request);
+    wait_polling(request);
+  }
+#else
+  (void)mine;
+  (void)count;
+  (void)all;
+#endif
+}
+
 std::function<void(float*, std::size_t)> Session::all_reduce_among(int part) const {
 #ifdef PARASIM_HAVE_MPI
   PARASIM_CHECK(active_, "an all-reduce runs under mpirun");

@@ -59,6 +59,14 @@ class Session {
   /// `part` (each rank calls this once): a local update's replicas' corresponding ranks. The
   /// function must be dropped before the session ends.
   [[nodiscard]] std::function<void(float*, std::size_t)> all_reduce_among(int part) const;
+  /// A federated round's transfers between a server (rank 0) and its clients (every other rank),
+  /// each a point-to-point message polled as the executor polls, all in flight at once, as a server
+  /// sends and receives over its one link: send_to_clients gives every client rank 0's `count`
+  /// floats of `data`; gather_from_clients gives rank 0 each client's `count` floats in `all`
+  /// (client i's at (i − 1)·count; `all` holds (size − 1)·count on rank 0, is unused elsewhere).
+  /// Every rank calls each. Precondition: active().
+  void send_to_clients(float* data, std::size_t count) const;
+  void gather_from_clients(const float* mine, std::size_t count, float* all) const;
   /// The same for `parasim execute --backend cuda`: NCCL communicators per (group, stream) and per
   /// (sending rank, receiving rank, stream), bootstrapped over MPI, on CUDA device `gpu`; barriers,
   /// gathers and aborts over MPI (mpi/execute_nccl_transport.cpp). Where the build has no NCCL, a

@@ -8,6 +8,30 @@
 
 namespace parasim::scenarios {
 
+sim::FederatedInputs federated_inputs(const Scenario& s, const sim::Profile& profile, const sim::Result& client_step, const models::Graph& graph,
+                                     const strategies::Plan& plan) {
+  PARASIM_CHECK(s.federated.has_value(), "a federated scenario");
+  const strategies::FederatedSpec& spec = *s.federated;
+  // The model goes to a client and its update comes back in the gradient reduction's dtype (the
+  // weights' in a client's training precision, fp32 where it trains in fp32).
+  const double params = static_cast<double>(graph.param_count());
+  const double element = static_cast<double>(models::bytes_of(plan.grad_dtype));
+  sim::FederatedInputs in;
+  in.spec = spec;
+  in.client_step_s = client_step.step_time_s;
+  in.model_bytes = params * element;
+  in.samples_per_step = static_cast<double>(s.training.global_batch);
+  // The server: a device of the scenario's kind. Adding an update reads it and reads and writes the
+  // fp32 sum (element + 8 bytes a parameter); the server optimizer reads and writes its state and
+  // the parameters (Reddi et al. 2021, Algorithm 2: the mean 2 × 4 bytes; with momentum 5 × 4;
+  // Adam and Yogi, two moments, 7 × 4), each a memory-bound pass of about a FLOP per element a state.
+  const sim::DeviceProfile& server = profile.device(s.cluster.device);
+  in.aggregate_s_per_update = sim::kernel_seconds(server, models::OpClass::MemoryBound, models::DType::F32, params, (element + 8) * params, 0, 1);
+  const double passes = server_state_passes(spec.server_optimizer);
+  in.server_update_s = sim::kernel_seconds(server, models::OpClass::MemoryBound, models::DType::F32, passes * params, passes * 4 * params, 0, 1);
+  return in;
+}
+
 sim::Simulation simulate_federated_scenario(const Scenario& s, const sim::Profile& profile, sim::Backend backend, const sim::LowerOptions& options,
                                             ProgressSink* progress) {
   PARASIM_CHECK(s.federated.has_value(), "a federated scenario");
@@ -17,25 +41,7 @@ sim::Simulation simulate_federated_scenario(const Scenario& s, const sim::Profil
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
   sim::Simulation out = sim::simulate(graph, plan, cluster, profile, backend, options, progress);
 
-  // The model goes to a client and its update comes back in the gradient reduction's dtype (the
-  // weights' in a client's training precision, fp32 where it trains in fp32).
-  const double params = static_cast<double>(graph.param_count());
-  const double element = static_cast<double>(models::bytes_of(plan.grad_dtype));
-  sim::FederatedInputs in;
-  in.spec = spec;
-  in.client_step_s = out.result.step_time_s;
-  in.model_bytes = params * element;
-  in.samples_per_step = static_cast<double>(s.training.global_batch);
-  // The server: a device of the scenario's kind. Adding an update reads it and reads and writes the
-  // fp32 sum (element + 8 bytes a parameter); the server optimizer reads and writes its state and
-  // the parameters (Reddi et al. 2021, Algorithm 2: the mean 2 × 4 bytes; with momentum 5 × 4;
-  // Adam and Yogi, two moments, 7 × 4), each a memory-bound pass of about a FLOP per element a state.
-  const sim::DeviceProfile& server = profile.device(cluster.devices.front().kind);
-  const double state_passes = spec.server_optimizer == strategies::ServerOptimizer::Mean          ? 2
-                              : spec.server_optimizer == strategies::ServerOptimizer::SGDMomentum ? 5
-                                                                                                  : 7;
-  in.aggregate_s_per_update = sim::kernel_seconds(server, models::OpClass::MemoryBound, models::DType::F32, params, (element + 8) * params, 0, 1);
-  in.server_update_s = sim::kernel_seconds(server, models::OpClass::MemoryBound, models::DType::F32, state_passes * params, state_passes * 4 * params, 0, 1);
+  const sim::FederatedInputs in = federated_inputs(s, profile, out.result, graph, plan);
   const sim::FederatedRun run = sim::simulate_federated(in);
 
   sim::FederatedFigures f;

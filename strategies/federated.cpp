@@ -37,6 +37,16 @@ std::string describe(const Distribution& d) {
   return number(d.value);
 }
 
+double server_state_passes(ServerOptimizer o) {
+  switch (o) {
+    case ServerOptimizer::Mean: return 2;
+    case ServerOptimizer::SGDMomentum: return 5;
+    case ServerOptimizer::Adam:
+    case ServerOptimizer::Yogi: return 7;
+  }
+  return 2;
+}
+
 std::string_view to_string(FederatedAlgorithm a) { return name_table::name_of(a, kAlgorithms); }
 std::string_view to_string(ServerOptimizer o) { return name_table::name_of(o, kServerOptimizers); }
 const std::vector<std::string>& federated_algorithm_names() {

@@ -37,6 +37,10 @@ enum class FederatedAlgorithm { FedAvg, FedOpt };
 /// FedOpt's server optimizers (Reddi et al. 2021, Algorithm 2): SGD with momentum (FedAvgM), Adam,
 /// Yogi. FedAvg's server takes the mean (a server learning rate of 1, no state).
 enum class ServerOptimizer { Mean, SGDMomentum, Adam, Yogi };
+/// The fp32 arrays a server optimizer reads or writes per parameter in its step (Reddi et al. 2021,
+/// Algorithm 2): the mean reads the sum and writes the weights (2); momentum reads the update, the
+/// momentum and the weights and writes the last two (5); Adam and Yogi, two moments (7).
+[[nodiscard]] double server_state_passes(ServerOptimizer o);
 [[nodiscard]] std::string_view to_string(FederatedAlgorithm a);  ///< "fedavg", "fedopt"
 [[nodiscard]] std::string_view to_string(ServerOptimizer o);     ///< "mean", "sgd-momentum", "adam", "yogi"
 [[nodiscard]] const std::vector<std::string>& federated_algorithm_names();

@@ -112,7 +112,7 @@ TEST_CASE("parasim execute refuses a plan whose devices the launch does not matc
     CHECK(r.exit_code == 2);
     CHECK(r.err ==
           "parasim: error: <command line>: --plan: found \"tp4\", expected \"base\", a what-if of the scenario (\"base\", \"single\", \"tp2\", \"pp2\", "
-          "\"zero3\", \"diloco\", \"papa\") or SEARCH.json#RANK\n");
+          "\"zero3\", \"diloco\", \"papa\", \"fedavg\") or SEARCH.json#RANK\n");
   }
   CHECK_FALSE(fs::exists(dir / "execution.json"));
 }
@@ -179,6 +179,31 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, 
   const int refused = mpirun_parasim(2, "execute " + q(dir / "streaming.json") + " --plan diloco --out " + q(dir / "s"), dir);
   CHECK(refused != 0);
   CHECK_THAT(slurp(dir / "err"), Catch::Matchers::Contains("is Streaming DiLoCo: parasim execute runs the local updates that synchronise every fragment at once"));
+}
+
+TEST_CASE("mpirun -np 3 parasim execute runs a FedAvg round: rank 0 the server, two clients", "[cli][execute][mpi][federated]") {
+  // Without a launcher there is no server and client: refused with the reason.
+  const Run alone = run_parasim("execute " + q(kScenario) + " --plan fedavg");
+  CHECK(alone.exit_code == 3);
+  CHECK_THAT(alone.err, Catch::Matchers::Contains("a federated round needs a server and a client"));
+  if (!have_mpirun()) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  const fs::path dir = fresh_dir("execute-mpi-fedavg");
+  const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --plan fedavg --steps 2 --warmup 1 --threads 1 --out " + q(dir / "o"), dir);
+  INFO(slurp(dir / "err"));
+  REQUIRE(code == 0);
+  const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
+  CHECK(j.at("algorithm") == "fedavg");
+  CHECK(j.at("clients") == 2);
+  CHECK(j.at("local_steps") == 2);
+  REQUIRE(j.at("measured_round_s").size() == 2);
+  // A round is at least its two local steps (each client's) and the prediction is one round of
+  // these two clients; its figures depend on the machine (docs/validation.md records them).
+  for (const auto& r : j.at("measured_round_s")) CHECK(r.get<double>() > 0);
+  CHECK(j.at("predicted_round_s").get<double>() > 2 * j.at("client_step_s").get<double>());
+  CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("| round |"));
 }
 
 TEST_CASE("mpirun with more ranks than the plan has devices ends every rank with the reason, no hang", "[cli][execute][mpi]") {
