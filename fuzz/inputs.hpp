@@ -25,7 +25,9 @@
 #include "models/graph_json.hpp"
 #include "models/hf_config.hpp"
 #include "models/zoo.hpp"
+#include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/result_json.hpp"
@@ -57,12 +59,37 @@ inline void scenario(std::string_view text) {
   for (const auto& w : base.what_ifs) variants.push_back(&w);
   for (const scenarios::Scenario* v : variants) {
     try {
-      const models::Graph graph = scenarios::build_model(*v);
-      const strategies::Plan plan = strategies::make_plan(graph, v->training, v->plan, v->cluster.device_count());
-      if (sim::estimate_task_graph(graph, plan).tasks > kMaxSimulatedTasks) continue;
+      // A local update simulates a replica's step and the synchronous one on every device: both
+      // must be small. A federated scenario's rounds cost about clients_per_round² × rounds steps.
+      std::vector<scenarios::Scenario> steps;
+      if (v->local_update) {
+        steps.push_back(scenarios::replica_scenario(*v, 0));
+        steps.push_back(scenarios::synchronous_scenario(*v));
+      } else {
+        steps.push_back(*v);
+      }
+      bool small = true;
+      for (const auto& s : steps) {
+        const models::Graph graph = scenarios::build_model(s);
+        const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
+        small = small && sim::estimate_task_graph(graph, plan).tasks <= kMaxSimulatedTasks;
+      }
+      if (v->federated) {
+        const auto& f = *v->federated;
+        small = small && static_cast<double>(f.per_round) * static_cast<double>(f.per_round) * static_cast<double>(f.rounds) <= 1e6;
+      }
+      if (!small) continue;
       const sim::Profile profile = scenarios::scenario_profile(*v);
-      const sim::Cluster cluster = sim::build_cluster(v->cluster, profile);
-      const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile);
+      sim::Simulation simulation;
+      if (v->local_update) {
+        simulation = scenarios::simulate_local_update(*v, profile, sim::Backend::Analytical);
+      } else if (v->federated) {
+        simulation = scenarios::simulate_federated_scenario(*v, profile, sim::Backend::Analytical);
+      } else {
+        const models::Graph graph = scenarios::build_model(*v);
+        const strategies::Plan plan = strategies::make_plan(graph, v->training, v->plan, v->cluster.device_count());
+        simulation = sim::simulate(graph, plan, sim::build_cluster(v->cluster, profile), profile);
+      }
       (void)sim::json_text(sim::to_json(simulation.result));
     } catch (const PlanError&) {
     }
