@@ -95,7 +95,11 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
     });
     figure("WAN bytes per step", "GB", [](const sim::Result& r) { return (r.local_update ? r.local_update->wan_bytes_per_inner_step : sim::wan_bytes(r)) / 1e9; }, sig4);
     text("WAN busy (busiest link)", [](const sim::Result& r) {
-      return r.local_update ? percent(r.local_update->wan_utilisation) + "%" : std::string("n/a");
+      if (r.local_update) return percent(r.local_update->wan_utilisation) + "%";
+      // A synchronous step's: its busiest WAN link's time in flight over the step.
+      for (const auto& c : r.link_classes)
+        if (c.link_class == "WAN" && r.step_time_s > 0) return percent(std::min(1.0, c.max_busy_s / r.step_time_s)) + "%";
+      return std::string("n/a");
     });
     text("WAN bandwidth per site for 95% compute", [](const sim::Result& r) {
       if (!r.local_update) return std::string("n/a");

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
+#include "reports/comparison.hpp"
 #include "reports/table.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
@@ -199,6 +200,10 @@ TEST_CASE("local update: the shipped Llama-3-8B scenario against synchronous dat
   const std::string table = reports::render_table(results);
   CHECK_THAT(table, Contains("time per step, synchronisation included") && Contains("WAN busy (busiest link)") &&
                         Contains("WAN bandwidth per site for 95% compute") && Contains("none (synchronous)"));
+  // Both columns give their WAN utilisation: the synchronous step's busiest WAN link over its step.
+  for (const auto& row : reports::comparison_rows(results))
+    if (row.figure == "WAN busy (busiest link)")
+      for (const auto& v : row.values) CHECK_THAT(v, Catch::Matchers::EndsWith("%"));
 
   // result.json keeps every local-update figure: read back and written again, the same object
   // (figures are written to 9 significant digits, so the first reading holds the rounded values).
