@@ -100,9 +100,6 @@ class Fields {
   std::string architecture_;
 };
 
-// The most layers a config may give: far above any released model (126 for Llama-3-405B).
-constexpr std::int64_t kMaxLayers = 4096;
-
 const Architecture& find_architecture(const JsonDocument& doc) {
   const auto& root = doc.root();
   if (!root.is_object()) throw doc.error_at("", "found " + describe_json_value(root) + ", expected a Hugging Face config object");

@@ -437,7 +437,7 @@ std::optional<std::string> validate(const TransformerConfig& c) {
                           {"seq_len", c.seq_len}, {"batch", c.batch}})
     if (auto e = positive(field, v)) return e;
   // Upper limits far above any real model; they keep token counts inside int64 and graph sizes bounded.
-  for (auto [field, v, max] : {std::tuple{"layers", c.layers, std::int64_t{4096}}, {"seq_len", c.seq_len, std::int64_t{1} << 24},
+  for (auto [field, v, max] : {std::tuple{"layers", c.layers, kMaxLayers}, {"seq_len", c.seq_len, std::int64_t{1} << 24},
                                {"batch", c.batch, ops::kMaxBatch}})
     if (v > max) return std::string(field) + " must be <= " + std::to_string(max) + ", found " + std::to_string(v);
   for (auto [field, v] : {std::pair{"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"ffn_hidden", c.ffn_hidden},

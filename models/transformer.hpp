@@ -23,6 +23,11 @@ namespace parasim::models {
 
 enum class NormKind { LayerNorm, RMSNorm };
 
+/// The most transformer blocks a model may have, wherever it is given (a scenario's inline
+/// transformer, a Hugging Face config, the scenario schema's maximum): far above any released model
+/// (126 for Llama-3-405B), low enough to keep graphs bounded.
+inline constexpr std::int64_t kMaxLayers = 4096;
+
 struct TransformerConfig {
   std::string name = "transformer";
   std::int64_t layers = 12;

@@ -92,6 +92,10 @@ TEST_CASE("hf config: bad configs are located InputErrors", "[models][hf_config]
     CHECK(import_error(R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 64, "n_layer": -1, "n_head": 4, "vocab_size": 100,
   "n_positions": 32})") == "config.json:1:65: at /n_layer: found integer -1, expected an integer >= 1");
   }
+  SECTION("more layers than any model may have (models::kMaxLayers, the scenario schema's limit too)") {
+    CHECK(import_error(R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 64, "n_layer": 4097, "n_head": 4, "vocab_size": 100,
+  "n_positions": 32})") == "config.json:1:65: at /n_layer: found integer 4097, expected an integer <= 4096");
+  }
   SECTION("a zero field") {
     CHECK(import_error(R"({"model_type": "bert", "hidden_size": 0})") ==
           "config.json:1:39: at /hidden_size: found integer 0, expected an integer >= 1");

@@ -364,6 +364,14 @@ TEST_CASE("scenario schema: its enums are the names the C++ types accept", "[sce
   CHECK(strings(defs.at("plan").at("properties").at("cp_comm").at("enum")) == parasim::strategies::cp_comm_names());
   CHECK(strings(defs.at("training").at("properties").at("optimizer").at("enum")) == parasim::strategies::optimizer_names());
   CHECK(strings(scenario_schema().at("properties").at("backend").at("enum")) == parasim::scenarios::backend_names());
+  // One limit on a model's depth: the schema's, the inline transformer's and a Hugging Face config's.
+  CHECK(defs.at("transformer").at("properties").at("layers").at("maximum") == parasim::models::kMaxLayers);
+  {
+    // At the limit a model loads; one more block is refused at the field, as a config of one more is.
+    Text t;
+    t.model = R"("model": { "transformer": { "layers": 4097, "hidden": 64, "heads": 2, "vocab": 256 }, "seq_len": 32 },)";
+    CHECK(error_of(t.str()) == "s.json:3:41: at /model/transformer/layers: found integer 4097, expected an integer <= 4096");
+  }
   CHECK(strings(defs.at("local_update").at("properties").at("algorithm").at("enum")) == parasim::strategies::local_update_algorithm_names());
   CHECK(strings(defs.at("local_update").at("properties").at("compression").at("enum")) == parasim::strategies::compression_names());
   CHECK(strings(defs.at("local_update").at("properties").at("outer_optimizer").at("properties").at("kind").at("enum")) ==
