@@ -1,4 +1,5 @@
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 
 #include "cli/output_files.hpp"
 #include "common/error.hpp"
@@ -19,9 +20,9 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   // --timeout on the command and on every sub-command, so it may follow any of them.
   double timeout_s = 0;
   const std::string timeout_help = "stop after this many seconds of wall-clock time: exit 124, unfinished outputs removed (0: no limit)";
-  app.add_option("--timeout", timeout_s, timeout_help)->check(CLI::NonNegativeNumber);
+  app.add_option("--timeout", timeout_s, timeout_help)->check(number_at_least(0));
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    sub->add_option("--timeout", timeout_s, timeout_help)->check(CLI::NonNegativeNumber);
+    sub->add_option("--timeout", timeout_s, timeout_help)->check(number_at_least(0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

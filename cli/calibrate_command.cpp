@@ -18,6 +18,7 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
@@ -328,7 +329,7 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
   cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
   cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core); mpi: the GEMM's threads in the interference measurement (default: this host's cores over its ranks)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_from_to(1, 1024));
   cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests and mpi: required; nccl: the GPU's intra-node link)");
   cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });
 }

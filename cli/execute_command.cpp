@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
@@ -601,9 +602,9 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
   cmd->add_option("scenario", args->scenario, "the scenario JSON file")->required();
   cmd->add_option("--plan", args->plan,
                   "which plan: \"base\" (default), the name of one of the scenario's what-ifs, or SEARCH.json#RANK (the plan `parasim search` ranked RANK)");
-  cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(CLI::Range(1, 1000));
-  cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(CLI::Range(0, 1000));
-  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(integer_from_to(1, 1000));
+  cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(integer_from_to(0, 1000));
+  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(integer_from_to(1, 1024));
   cmd->add_option("--backend", args->backend, "cpu (OpenBLAS and MPI, the default) or cuda (cuBLAS, cuDNN and NCCL, a GPU a rank)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--out", args->out, "output folder (default: the scenario's output folder /execute)");

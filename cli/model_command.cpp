@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "cli/thousands.hpp"
 #include "common/did_you_mean.hpp"
@@ -162,11 +163,11 @@ void add_model_command(CLI::App& app, Action& action, std::ostream& out) {
   cmd->add_flag("--json", args->json, "print JSON instead of a table");
   cmd->add_flag("--layers", args->layers, "add the per-layer breakdown");
   cmd->add_flag("--list", args->list, "list the preset names");
-  cmd->add_option("--batch", args->batch, "samples per batch (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", args->seq_len, "sequence length (transformers; default: the preset's)")->check(CLI::PositiveNumber);
-  cmd->add_option("--image-size", args->image_size, "image side in pixels (CNNs and MLPs)")->check(CLI::PositiveNumber);
-  cmd->add_option("--num-classes", args->num_classes, "classes (CNNs and MLPs)")->check(CLI::PositiveNumber);
-  cmd->add_option("--in-channels", args->in_channels, "image channels (CNNs and MLPs)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", args->batch, "samples per batch (default 1)")->check(integer_at_least(1));
+  cmd->add_option("--seq-len", args->seq_len, "sequence length (transformers; default: the preset's)")->check(integer_at_least(1));
+  cmd->add_option("--image-size", args->image_size, "image side in pixels (CNNs and MLPs)")->check(integer_at_least(1));
+  cmd->add_option("--num-classes", args->num_classes, "classes (CNNs and MLPs)")->check(integer_at_least(1));
+  cmd->add_option("--in-channels", args->in_channels, "image channels (CNNs and MLPs)")->check(integer_at_least(1));
   cmd->add_option("--dtype", args->dtype, "activation and weight dtype: fp32, tf32, fp16, bf16, fp8, ...");
   cmd->add_option("--export-graph", args->export_graph, "also write the operator graph as graph JSON to this file");
   cmd->callback([&action, &out, args, cmd] {

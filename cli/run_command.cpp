@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "cli/progress.hpp"
 #include "cli/thousands.hpp"
@@ -331,13 +332,13 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
                "simulate every data-parallel replica (by default identical replicas are simulated once)");
   app.add_option("--trace-devices", args->trace_devices,
                  "devices in trace.json: N = the first N, 0 = all (default: the first replica, or one per stage)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   app.add_option("--max-tasks", args->max_tasks,
                  "refuse a scenario whose task graph would exceed this many tasks (default " + with_commas(kDefaultMaxTasks) + ")")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   app.add_option("--max-memory", args->max_memory_gib,
                  "refuse a scenario whose task graph would need more than this many GiB (default: the memory available)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0));
   app.final_callback([&action, &out, args, &app] {
     if (!args->scenario.empty() && app.get_subcommands().empty()) action = [&out, args] { return run_scenario(*args, out); };
   });

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "cli/progress.hpp"
 #include "cli/thousands.hpp"
@@ -238,13 +239,13 @@ void add_search_command(CLI::App& app, Action& action, std::ostream& out) {
   CLI::App* cmd = app.add_subcommand("search", "rank every plan of the scenario's model on its cluster (under mpirun: over the MPI ranks)");
   cmd->add_option("scenario", args->scenario, "the scenario file: its model, training, cluster and \"search\" settings")->required();
   cmd->add_option("--out", args->out, "output folder for search.json (wins over the scenario's output.dir)");
-  cmd->add_option("--top", args->top, "ranked plans the table shows (default 10; search.json has all)")->check(CLI::PositiveNumber);
+  cmd->add_option("--top", args->top, "ranked plans the table shows (default 10; search.json has all)")->check(integer_at_least(1));
   cmd->add_option("--objective", args->objective, "what best means: time, throughput, cost or memory (wins over search.objective)")
       ->check(CLI::IsMember(search::objective_names()));
   cmd->add_option("--simulate", args->simulate, "candidates simulated with the analytical engine (wins over search.simulate_top)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   cmd->add_option("--threads", args->threads, "threads per process (default: every core, shared by the MPI ranks of a node)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   cmd->add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
   cmd->add_flag("--json", args->json, "print search.json on stdout instead of the table");
   cmd->add_flag("--quiet", args->quiet, "no progress on stderr");

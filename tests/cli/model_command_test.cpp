@@ -146,3 +146,26 @@ TEST_CASE("parasim model: bad input exits 2 naming the file and the field", "[cl
     CHECK(r.err == "parasim: error: /nonexistent/model.json: cannot open the file for reading\n");
   }
 }
+
+TEST_CASE("command-line numbers out of range say what was found and what was expected, as a scenario's fields do", "[cli][validators]") {
+  // CLI11's own range checks printed "Value 0 not in range 0.000000 to 1797693…" (the whole double
+  // range); parasim's name the kind of number and its bound.
+  const std::pair<std::string, std::string> cases[] = {
+      {"model gpt2 --seq-len 0", "--seq-len: found 0, expected an integer >= 1"},
+      {"model gpt2 --batch abc", "--batch: found \"abc\", expected an integer >= 1"},
+      {"model gpt2 --batch 1.5", "--batch: found \"1.5\", expected an integer >= 1"},
+      {"execute s.json --steps 0", "--steps: found 0, expected an integer from 1 to 1000"},
+      {"execute s.json --threads 2000", "--threads: found 2000, expected an integer from 1 to 1024"},
+      {"s.json --max-memory 0", "--max-memory: found 0, expected a number > 0"},
+      {"s.json --trace-devices -1", "--trace-devices: found -1, expected an integer >= 0"},
+      {"search s.json --top 0", "--top: found 0, expected an integer >= 1"},
+      {"--timeout -1 s.json", "--timeout: found -1, expected a number >= 0"},
+      {"--timeout inf s.json", "--timeout: found \"inf\", expected a number >= 0"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Run r = run_parasim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: " + message + "\n");
+  }
+}
