@@ -18,6 +18,7 @@
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
+#include "common/input_file.hpp"
 #include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "common/did_you_mean.hpp"
@@ -93,11 +94,8 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   if (!a.csv.empty()) {
     if (a.device.empty()) throw InputError("<command line>", 0, 0, "", "--from-csv needs --device NAME: the profile device the timings measured (h100-sxm, host-cpu, ...)");
     const sim::DeviceProfile base_device = device_of(profile, a.device, "--device");  // a copy: the entry is replaced below
-    std::ifstream in(a.csv, std::ios::binary);
-    if (!in) throw InputError(a.csv, 0, 0, "", "cannot read the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    const std::vector<calibrate::KernelTiming> rows = calibrate::parse_kernel_csv(text.str(), a.csv);
+    const std::string text = read_input_file(a.csv, kMaxLogBytes, "a kernel-timing CSV");
+    const std::vector<calibrate::KernelTiming> rows = calibrate::parse_kernel_csv(text, a.csv);
     const sim::DeviceProfile& d = profile.devices[a.device] = calibrate::calibrated_from_csv(base_device, rows, a.csv);
     profile.origin = "parasim calibrate --from-csv " + calibrate::source_text(a.csv) + " (device " + a.device + "), " + calibrate::today_utc() + " UTC, over " + base_name;
     std::size_t gemms = 0;
@@ -116,10 +114,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     }
   } else if (!a.nccl_tests.empty()) {
     if (a.link.empty()) throw InputError("<command line>", 0, 0, "", "--from-nccl-tests needs --link NAME: the link class the log measured (nvlink3, ib-hdr, ...)");
-    std::ifstream in(a.nccl_tests, std::ios::binary);
-    if (!in) throw InputError(a.nccl_tests, 0, 0, "", "cannot read the file");
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = read_input_file(a.nccl_tests, kMaxLogBytes, "an nccl-tests log");
     std::optional<calibrate::NcclTest> test;
     if (!a.collective.empty()) {
       test = calibrate::nccl_test_from_string(a.collective);
@@ -128,7 +123,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     if (a.algorithm != "ring" && a.algorithm != "nvls")
       throw InputError("<command line>", 0, 0, "", "--algorithm: found \"" + a.algorithm + "\", expected ring or nvls");
     const sim::CollectiveAlgorithm algorithm = a.algorithm == "nvls" ? sim::CollectiveAlgorithm::Nvls : sim::CollectiveAlgorithm::Ring;
-    const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text.str(), a.nccl_tests, test);
+    const calibrate::NcclTestsLog log = calibrate::parse_nccl_tests(text, a.nccl_tests, test);
     sim::LinkProfile& link = profile.links[a.link] = calibrate::calibrated_link(link_of(profile, a.link), log, a.nccl_tests, {}, algorithm);
     profile.origin = "parasim calibrate --from-nccl-tests " + calibrate::source_text(a.nccl_tests) + " (link " + a.link + "), over " + base_name;
     out << "parasim calibrate: " << a.link << " from nccl-tests " << calibrate::to_string(log.test) << "_perf, " << log.ranks << " ranks"

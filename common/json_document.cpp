@@ -1,5 +1,7 @@
 #include "common/json_document.hpp"
 
+#include "common/input_file.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -221,16 +223,7 @@ JsonDocument JsonDocument::parse(std::string_view text, std::string file) {
   return doc;
 }
 
-JsonDocument JsonDocument::read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, 0, "", "is a folder, not a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "", "cannot open the file for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, 0, "", "cannot read the file");
-  return parse(buffer.str(), path);
-}
+JsonDocument JsonDocument::read_file(const std::string& path) { return parse(read_input_file(path, kMaxJsonBytes, "a JSON file"), path); }
 
 SourceLocation JsonDocument::locate(const std::string& pointer) const {
   std::string p = pointer;

@@ -198,7 +198,7 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("a log that cannot be read") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(dir / "missing.log") + " --link nvlink3" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: " + (dir / "missing.log").string() + ": cannot read the file\n");
+    CHECK(r.err == "parasim: error: " + (dir / "missing.log").string() + ": cannot open the file for reading\n");
   }
   CHECK_FALSE(fs::exists(dir / "p.json"));
 }

@@ -180,3 +180,35 @@ TEST_CASE("a plan that does not fit exits 3 with the stage, the peak and the cap
   CHECK(std::filesystem::exists(dir / "out" / "result.json"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("every file parasim reads is a regular file under its kind's limit, refused at once otherwise", "[cli][reliability]") {
+  // parasim /dev/zero read until the kernel killed it at 22.8 GB; now each reader checks what the
+  // file is and how large before it reads (common/input_file.hpp).
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "/dev/zero: is not a regular file (a device, a pipe or a socket); expected a JSON file of at most 512 MiB"},
+      {"'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-dp-32-a100.json' --profile /dev/urandom",
+       "/dev/urandom: is not a regular file (a device, a pipe or a socket); expected a JSON file of at most 512 MiB"},
+      {"report /dev/zero", "/dev/zero: is not a regular file (a device, a pipe or a socket); expected a JSON file of at most 512 MiB"},
+      {"calibrate --from-nccl-tests /dev/zero --link nvlink3 --out p.json",
+       "/dev/zero: is not a regular file (a device, a pipe or a socket); expected an nccl-tests log of at most 64 MiB"},
+      {"calibrate --from-csv /dev/zero --device h100-sxm --out p.json",
+       "/dev/zero: is not a regular file (a device, a pipe or a socket); expected a kernel-timing CSV of at most 64 MiB"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Run r = run_parasim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: " + message + "\n");
+  }
+  // A sparse file over the limit is refused from its size, without reading it.
+  const auto dir = parasim::testing::fresh_dir("input-limit");
+  {
+    std::ofstream big(dir / "big.json", std::ios::binary);
+    big.seekp(static_cast<std::streamoff>((std::uintmax_t{512} << 20) + 1) - 1);
+    big.put('\0');
+  }
+  const Run big = run_parasim(parasim::testing::q(dir / "big.json"));
+  CHECK(big.exit_code == 2);
+  CHECK(big.err == "parasim: error: " + (dir / "big.json").string() + ": is larger than the 512 MiB a JSON file may be (536870913 bytes)\n");
+  std::filesystem::remove_all(dir);
+}
