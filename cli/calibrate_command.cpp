@@ -80,6 +80,8 @@ void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve
 }
 
 int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
+  // The output is checked before anything is measured: a sweep takes seconds to minutes.
+  check_output_file(a.out);
   if ((a.backend.empty() ? 0 : 1) + (a.nccl_tests.empty() ? 0 : 1) + (a.csv.empty() ? 0 : 1) != 1)
     throw InputError("<command line>", 0, 0, "",
                      "give one of --backend cpu|cuda|nccl|mpi (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)");

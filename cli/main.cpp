@@ -1,5 +1,5 @@
 // parasim's entry point: the one place where errors become exit codes — 0 success, 2 bad input,
-// 3 the plan cannot run, 1 internal error (out of memory included); a run stopped from outside exits
+// 3 the plan cannot run, 4 an output cannot be written, 1 internal error (out of memory included); a run stopped from outside exits
 // 130 (SIGINT), 143 (SIGTERM) or 124 (--timeout) after removing its unfinished outputs
 // (cli/output_files.hpp).
 #include <iostream>
@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   } catch (const parasim::PlanError& e) {
     std::cerr << "parasim: the plan cannot run: " << e.what() << "\n";
     return 3;
+  } catch (const parasim::OutputError& e) {
+    std::cerr << "parasim: cannot write the outputs: " << e.what() << "\n";
+    return 4;
   } catch (const std::bad_alloc&) {
     std::cerr << "parasim: internal error: out of memory\n";
     return 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -118,12 +119,20 @@ void write_temp(const std::filesystem::path& final_path, const std::filesystem::
                 const std::function<void(std::ostream&)>& write) {
   std::error_code ec;
   if (!final_path.parent_path().empty()) std::filesystem::create_directories(final_path.parent_path(), ec);
-  if (ec) throw InputError(final_path.parent_path().string(), 0, 0, "", "cannot create the output folder: " + ec.message());
+  if (ec) throw OutputError(final_path.parent_path().string() + ": cannot create the output folder: " + ec.message());
+  errno = 0;
   std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(final_path.string(), 0, 0, "", "cannot write the output file");
+  if (!out) throw OutputError(final_path.string() + ": cannot write the output file: " + (errno ? std::strerror(errno) : "cannot open it"));
+  // The first failed write sets errno (a full disk, a file-size limit); nothing after it clears it.
+  errno = 0;
   write(out);
   out.flush();
-  if (!out) throw InputError(final_path.string(), 0, 0, "", "cannot write the output file (disk full?)");
+  if (!out) {
+    const int reason = errno;
+    out.close();
+    std::filesystem::remove(temp, ec);
+    throw OutputError(final_path.string() + ": cannot write the output file: " + (reason ? std::strerror(reason) : "the write failed"));
+  }
 }
 
 }  // namespace
@@ -131,6 +140,16 @@ void write_temp(const std::filesystem::path& final_path, const std::filesystem::
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   PendingFile file(path, write);
   file.commit();
+}
+
+void check_output_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), 0, 0, "", "is a folder; expected the path of the file to write");
+  auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  while (!std::filesystem::exists(dir, ec) && dir != dir.parent_path() && !dir.parent_path().empty()) dir = dir.parent_path();
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw OutputError(path.string() + ": cannot create the output folder: " + dir.string() + " is a file, not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) throw OutputError(path.string() + ": cannot write into " + dir.string() + ": " + std::strerror(errno));
 }
 
 void write_atomically(const std::filesystem::path& path, const std::string& text) {
@@ -188,7 +207,7 @@ void PendingFile::commit() {
   std::filesystem::rename(temp_, final_, ec);
   if (ec) {
     abandon();
-    throw InputError(final_.string(), 0, 0, "", "cannot move the output file into place: " + ec.message());
+    throw OutputError(final_.string() + ": cannot move the output file into place: " + ec.message());
   }
   unregister_pending(slot_);
   slot_ = -1;

@@ -32,6 +32,11 @@ inline constexpr int kMaxPendingOutputs = 32;
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 void write_atomically(const std::filesystem::path& path, const std::string& text);
 
+/// Checks, before a command spends time measuring, that `path` can take the file it will write: not
+/// an existing folder (InputError, exit 2: the path names a folder), and its nearest existing folder
+/// writable (OutputError, exit 4, with the system's reason). Creates nothing.
+void check_output_file(const std::filesystem::path& path);
+
 /// A file written to a temporary name now and renamed later (commit), or removed if never committed —
 /// for outputs produced early (a trace) that must only appear once every other output succeeded.
 /// An output folder it had to create is removed again when it is abandoned and the folder is empty.

@@ -1,6 +1,7 @@
 #pragma once
 /// Errors that cross layers. User input fails with InputError (exit 2), a plan that cannot run with
-/// PlanError (exit 3); a broken internal invariant with InternalError (exit 1). Library code throws;
+/// PlanError (exit 3), an output that cannot be written with OutputError (exit 4); a broken internal
+/// invariant with InternalError (exit 1). Library code throws;
 /// only cli/main turns an error into an exit code.
 #include <cstdint>
 #include <stdexcept>
@@ -32,6 +33,14 @@ class InputError : public std::runtime_error {
 /// A valid scenario whose plan cannot run: it does not fit memory, or the plan is impossible on the
 /// cluster. Exit code 3.
 class PlanError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An output that could not be written — a folder that cannot be created, a file that cannot be
+/// opened or filled (a full disk, a file-size limit, no permission) — with the system's reason.
+/// Not bad input: the input was fine. Exit code 4.
+class OutputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

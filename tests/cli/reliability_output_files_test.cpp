@@ -88,3 +88,33 @@ TEST_CASE("reliability: a timeout that is not a number of seconds is refused", "
   CHECK_THROWS_AS(parasim::cli::arm_timeout(1e12), parasim::InputError);
   CHECK_NOTHROW(parasim::cli::arm_timeout(0));
 }
+
+TEST_CASE("reliability: an output that cannot be written exits 4 with the system's reason, leaving nothing", "[cli][reliability]") {
+  using parasim::testing::q;
+  using parasim::testing::run_parasim;
+  const auto dir = fresh_dir("output-faults");
+  const std::string scenario = "'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-dp-32-a100.json'";
+  // An output folder below a file: the folder cannot be created, and the system says why.
+  std::ofstream(dir / "file") << "x";
+  const auto under_file = run_parasim(scenario + " --out " + q(dir / "file" / "out"));
+  CHECK(under_file.exit_code == 4);
+  CHECK(under_file.err == "parasim: cannot write the outputs: " + (dir / "file" / "out").string() + ": cannot create the output folder: Not a directory\n");
+  // A file-size limit of 1 KiB (as a full disk would): the first output overflows it, the write
+  // fails with the system's reason, and no output, temporary or half-written, is left.
+  const std::string command = "cd " + q(dir) + " && bash -c \"trap '' XFSZ; ulimit -f 1; exec '" + std::string(PARASIM_BINARY) + "' " + scenario +
+                              " --out out --quiet\" > stdout 2> stderr";
+  const int status = std::system(command.c_str());
+  CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -1) == 4);
+  CHECK_THAT(slurp(dir / "stderr"), Catch::Matchers::StartsWith("parasim: cannot write the outputs: ") &&
+                                        Catch::Matchers::Contains(": cannot write the output file: File too large"));
+  CHECK((!std::filesystem::exists(dir / "out") || std::filesystem::is_empty(dir / "out")));
+  // calibrate checks its output before it measures: a folder is bad input, a path below a file an
+  // output fault, both at once.
+  const auto folder = run_parasim("calibrate --backend cpu --out " + q(dir));
+  CHECK(folder.exit_code == 2);
+  CHECK(folder.err == "parasim: error: " + dir.string() + ": is a folder; expected the path of the file to write\n");
+  const auto below = run_parasim("calibrate --backend cpu --out " + q(dir / "file" / "p.json"));
+  CHECK(below.exit_code == 4);
+  CHECK_THAT(below.err, Catch::Matchers::Contains("is a file, not a folder"));
+  std::filesystem::remove_all(dir);
+}
