@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
+#include "tests/scenarios/scenario_error.hpp"
 #include "sim/profile.hpp"
 
 using namespace parasim;
@@ -25,14 +26,7 @@ struct Text {
   }
 };
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)scenarios::parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return parasim::testing::scenario_error(text); }
 
 }  // namespace
 

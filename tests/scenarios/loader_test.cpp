@@ -10,6 +10,7 @@
 #include "common/json_document.hpp"
 #include "models/dtype.hpp"
 #include "scenarios/loader.hpp"
+#include "tests/scenarios/scenario_error.hpp"
 #include "scenarios/schema.hpp"
 #include "scenarios/schema_check.hpp"
 #include "sim/collectives/names.hpp"
@@ -40,14 +41,7 @@ struct Text {
   }
 };
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return parasim::testing::scenario_error(text); }
 
 
 }  // namespace

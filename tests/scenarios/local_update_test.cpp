@@ -9,6 +9,7 @@
 #include "reports/comparison.hpp"
 #include "reports/table.hpp"
 #include "scenarios/loader.hpp"
+#include "tests/scenarios/scenario_error.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/profile.hpp"
 #include "sim/result_json.hpp"
@@ -33,14 +34,7 @@ struct Text {
   }
 };
 
-std::string error_of(const std::string& text) {
-  try {
-    (void)scenarios::parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return parasim::testing::scenario_error(text); }
 
 sim::LocalUpdateFigures figures_of(const scenarios::Scenario& s) {
   const sim::Simulation r = scenarios::simulate_local_update(s, sim::datasheet_profile(), sim::Backend::Analytical);
