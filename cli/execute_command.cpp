@@ -56,6 +56,15 @@ struct ExecuteArgs {
 /// The profile device of this host: what the CPU executor's ranks are.
 constexpr const char* kCpuDevice = "host-cpu";
 
+/// The profile a run predicts with: --profile's, which must describe the scenario, else the scenario's.
+sim::Profile profile_of(const ExecuteArgs& args, const scenarios::Scenario& s) {
+  if (args.profile.empty()) return scenarios::scenario_profile(s);
+  sim::Profile profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
+  if (auto problem = scenarios::profile_problem(s, profile))
+    throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
+  return profile;
+}
+
 /// The prediction's error against the measurement ("+3.1%"), "-" where nothing was measured.
 std::string error_text(double predicted, double measured) { return measured > 0 ? reports::change_percent(predicted, measured) : "-"; }
 
@@ -173,12 +182,7 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   if (!args.recalibrate.empty()) throw PlanError("--recalibrate folds a synchronous plan's classes; a local-update run has none of its own");
   const int rank = session.rank(), size = session.size();
   const std::int64_t k = scenarios::replica_count(s);
-  sim::Profile profile = scenarios::scenario_profile(s);
-  if (!args.profile.empty()) {
-    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
-    if (auto problem = scenarios::profile_problem(s, profile))
-      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
-  }
+  const sim::Profile profile = profile_of(args, s);
   const std::int64_t devices = s.cluster.device_count(), per_replica = devices / k;
   if (devices != size)
     throw PlanError("the plan has " + std::to_string(devices) + " devices (" + std::to_string(k) + " replicas of " + std::to_string(per_replica) + ") and " +
@@ -334,12 +338,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   if (s.cluster.device_count() != 1 || s.cluster.device != kCpuDevice)
     throw PlanError("the CPU executor runs federated clients of one " + std::string(kCpuDevice) + " device each; the scenario's client is " +
                     std::to_string(s.cluster.device_count()) + " x " + s.cluster.device);
-  sim::Profile profile = scenarios::scenario_profile(s);
-  if (!args.profile.empty()) {
-    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
-    if (auto problem = scenarios::profile_problem(s, profile))
-      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
-  }
+  const sim::Profile profile = profile_of(args, s);
   const auto shm = profile.links.find("shm");
   if (shm == profile.links.end())
     throw PlanError("the profile has no \"shm\" link, the one the ranks exchange over here: calibrate it with `mpirun -np 2 parasim calibrate "
@@ -485,12 +484,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   const scenarios::Scenario& s = *chosen;
   if (s.federated) return execute_federated(args, base, s, session, out);
   if (s.local_update) return execute_local_update(args, base, s, session, out);
-  sim::Profile profile = scenarios::scenario_profile(s);
-  if (!args.profile.empty()) {
-    profile = sim::profile_from_json(JsonDocument::read_file(args.profile));
-    if (auto problem = scenarios::profile_problem(s, profile))
-      throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
-  }
+  const sim::Profile profile = profile_of(args, s);
   const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
   const models::Graph graph = scenarios::build_model(s);
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <unordered_map>
 
 #include "common/error.hpp"
 
@@ -136,16 +137,21 @@ FederatedRun simulate_federated(const FederatedInputs& in) {
   const std::vector<FederatedClient> clients = draw(spec, draws);
   const double link = spec.server_gbps * 1e9 / 8;
   FederatedRun run;
-  std::vector<std::int64_t> pool(static_cast<std::size_t>(spec.population));
   double unavailable = 0, late = 0, sampled = 0, samples = 0, bytes = 0, busy = 0, total = 0;
   for (std::int64_t round = 0; round < spec.rounds; ++round) {
-    // The sample: a partial Fisher–Yates shuffle of the population.
-    std::iota(pool.begin(), pool.end(), 0);
+    // The sample: a partial Fisher–Yates shuffle of the population, its swaps kept sparse (only the
+    // positions moved are stored), so a round costs its sample, not the population.
+    std::unordered_map<std::int64_t, std::int64_t> moved;
+    auto at = [&](std::int64_t i) {
+      const auto it = moved.find(i);
+      return it == moved.end() ? i : it->second;
+    };
     std::vector<std::int64_t> chosen;
     for (std::int64_t k = 0; k < spec.per_round; ++k) {
       const std::int64_t j = k + draws.below(spec.population - k);
-      std::swap(pool[static_cast<std::size_t>(k)], pool[static_cast<std::size_t>(j)]);
-      chosen.push_back(pool[static_cast<std::size_t>(k)]);
+      const std::int64_t picked = at(j);
+      moved[j] = at(k);
+      chosen.push_back(picked);
     }
     std::vector<std::int64_t> responding;
     for (const std::int64_t c : chosen)

@@ -101,8 +101,8 @@ OuterGraph build(const OuterProblem& p, const Cluster& cluster) {
 
 }  // namespace
 
-OuterRun simulate_outer(const OuterProblem& p, const Cluster& cluster, Backend backend) {
-  OuterGraph og = build(p, cluster);
+/// Runs the outer steps' graph on `cluster` (only the collectives' times depend on its links).
+static OuterRun run_outer(const OuterProblem& p, const OuterGraph& og, const Cluster& cluster, Backend backend) {
   const TaskGraph& g = og.graph;
   const std::vector<CollectiveEstimate> estimates = estimate_collectives(g, cluster);
   std::vector<Picoseconds> coll_ps;
@@ -149,12 +149,16 @@ OuterRun simulate_outer(const OuterProblem& p, const Cluster& cluster, Backend b
   return run;
 }
 
+OuterRun simulate_outer(const OuterProblem& p, const Cluster& cluster, Backend backend) { return run_outer(p, build(p, cluster), cluster, backend); }
+
 BandwidthNeed wan_bandwidth_for(const OuterProblem& p, const Cluster& cluster, Backend backend, double target) {
   PARASIM_CHECK(target > 0 && target < 1, "a compute utilisation in (0, 1)");
+  // The graph is the same at every bandwidth: built once, run at each.
+  const OuterGraph og = build(p, cluster);
   Cluster c = cluster;
   auto utilisation = [&](double bytes_per_s) {
     c.wan.bandwidth_bytes_per_s = bytes_per_s;
-    return simulate_outer(p, c, backend).compute_utilisation;
+    return run_outer(p, og, c, backend).compute_utilisation;
   };
   // An upper bound where the WAN's transfer time vanishes beside the inner steps: 1 EB/s.
   double high = 1e18;
