@@ -231,19 +231,10 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   // measured time, averaged over the three orientations (the thin dim as m, n or k: a layer's
   // forward, data-gradient and weight-gradient GEMMs), at most 1.
   if (!m.thin.empty()) {
-    std::vector<Sample> factors;
-    std::string listing_text;
-    for (const auto& [dim, seconds] : m.thin) {
-      double sum = 0;
-      for (const double s : seconds) {
-        const double f = 2.0 * static_cast<double>(dim) * static_cast<double>(m.thin_other) * static_cast<double>(m.thin_other);
-        sum += std::min(1.0, sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, f, 0, f, 1) / s);
-      }
-      const double factor = sum / static_cast<double>(seconds.size());
-      factors.push_back({static_cast<double>(dim), factor});
-      listing_text += (listing_text.empty() ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
-    }
-    d.gemm_thin_efficiency = efficiency_curve(factors, 1.0);
+    std::vector<ThinGemm> thin;
+    for (const auto& [dim, seconds] : m.thin) thin.push_back({dim, seconds});
+    const auto [curve, listing_text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other);
+    d.gemm_thin_efficiency = curve;
     d.sources["gemm_thin_efficiency"] = where + ": cblas_sgemm with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
                                         ", the square curve's time over the measured, averaged over the three orientations: " + listing_text;
   }

@@ -25,16 +25,36 @@ struct Unavailable {
 
 struct CudaOptions {
   int device = 0;
-  std::vector<std::int64_t> gemm_sizes{256, 512, 1024, 2048, 4096, 8192};  ///< n of fp16 n³ GEMMs
+  /// n of fp16 n³ GEMMs, by factors of 1.5 and 4/3 (a GEMM's efficiency climbs steeply between 2³⁰
+  /// and 2³⁸ FLOPs, and the curve is a straight line in log-FLOPs between points), each a multiple of
+  /// 128 as a model's dims are: on an H100, 5793³ ran at a sixth of 4096³'s rate.
+  std::vector<std::int64_t> gemm_sizes{256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192};
+  /// Thin fp16 GEMMs: one of m, n and k at each of these, the other two `thin_other`, each of the
+  /// three orientations timed (a convolution's implicit GEMM has a thin channel dim, a layer's
+  /// weight gradient a thin batch).
+  std::vector<std::int64_t> thin_dims{32, 64, 128, 256, 512, 1024, 2048, 4096};
+  std::int64_t thin_other = 8192;
   std::vector<double> copy_bytes{1 << 20, 1 << 24, 1 << 28, double(1) * (1 << 30)};  ///< device-to-device copies
+  /// Bytes moved (read + written) by the executor's memory-bound kernel, in bf16 elements; passes
+  /// that fit in the GPU's L2 run from there, up to (counted at most at) the datasheet bandwidth.
+  std::vector<double> memory_bytes{1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, double(1) * (1 << 30)};
+  double softmax_elements = 1 << 25;     ///< the executor's softmax, bf16, in rows of softmax_row
+  double softmax_row = 2048;
+  double softmax_flops_per_element = 5;  ///< as the model counts a softmax's (calibrate/cpu.hpp)
   double min_seconds_per_size = 0.05;
 };
 
 struct CudaMeasurement {
   std::string device_name;          ///< as CUDA names it ("NVIDIA A100-SXM4-80GB")
   std::vector<Sample> gemm;         ///< fp16 GEMM FLOPs (2n³) → FLOP/s
+  std::vector<ThinGemm> thin;       ///< thin fp16 GEMMs' times (CudaOptions::thin_dims)
+  std::int64_t thin_other = 0;
   std::vector<Sample> copy;         ///< bytes moved by a copy (read + written) → bytes/s
-  double launch_overhead_s = 0;     ///< an empty copy's time: the fixed cost of a kernel
+  /// Bytes moved by the executor's memory-bound kernel (read + written) → bytes/s, and its softmax's
+  /// rate; empty and 0 in a build without the CUDA executor.
+  std::vector<Sample> memory;
+  double softmax_flops_per_s = 0;
+  double launch_overhead_s = 0;     ///< a one-element kernel's time among others: the fixed cost of a kernel
   double memory_capacity_bytes = 0;
 };
 

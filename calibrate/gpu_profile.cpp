@@ -46,16 +46,52 @@ sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeas
   const std::string where = "measured by `parasim calibrate --backend cuda` on " + m.device_name;
   d.description = base.description + "; calibrated on " + m.device_name;
   d.gemm_efficiency = efficiency_curve(m.gemm, *peak);
-  d.memory_efficiency = efficiency_curve(m.copy, bandwidth);
+  // The executor's memory-bound kernel where this build has it (what its memory-bound passes run),
+  // else the copy engine's rate.
+  // Passes small enough for L2 can beat device memory: they count at the datasheet bandwidth, and
+  // only those of 256 MiB or more (beyond any L2) say whether the GPU is the profile's device.
+  const bool kernel = !m.memory.empty();
+  std::vector<Sample> memory;
+  for (Sample s : m.memory) {
+    if (s.size >= double(256 << 20)) check(std::vector<Sample>{s}, bandwidth, "device-memory bytes");
+    s.rate_per_s = std::min(s.rate_per_s, bandwidth);
+    memory.push_back(s);
+  }
+  d.memory_efficiency = efficiency_curve(kernel ? memory : m.copy, bandwidth);
+  if (m.softmax_flops_per_s > 0) d.softmax_flops_per_s = m.softmax_flops_per_s;
   d.kernel_launch_overhead_s = m.launch_overhead_s;
+  // A thin GEMM's factor against the square curve just set (calibrate/sweep.hpp), where measured,
+  // over the factor of the sweep's widest dim: at half the other two that GEMM is no longer thin,
+  // so it stands for the square shapes within the same sweep, and a change of the GPU's clock
+  // between the square and the thin sweeps (a GPU slows as it heats under long GEMMs) cancels out.
+  // Seen on an H100 SXM: 4096 x 8192 x 8192 at 0.855 of the square curve, and every thin dim of
+  // 256 or more within 0.86 to 0.93.
+  std::string thin_text;
+  if (!m.thin.empty()) {
+    auto [curve, text] = thin_gemm_curve(d, models::DType::F16, m.thin, m.thin_other);
+    const double widest = curve.points.back().second;
+    PARASIM_CHECK(widest > 0, "a thin-GEMM factor is positive");
+    for (auto& point : curve.points) point.second = std::min(1.0, point.second / widest);
+    d.gemm_thin_efficiency = std::move(curve);
+    thin_text = std::move(text) + "; each over the widest's (" + std::to_string(m.thin.back().dim) + ", not thin against " + std::to_string(m.thin_other) +
+                "): " + fixed(widest, 3);
+  }
   d.memory_capacity_bytes = m.memory_capacity_bytes;
   std::string gemm, copy;
   for (const Sample& s : m.gemm)
     gemm += (gemm.empty() ? "" : ", ") + std::to_string(std::llround(std::cbrt(s.size / 2))) + "^3 -> " + fixed(s.rate_per_s / 1e12, 1);
-  for (const Sample& s : m.copy) copy += (copy.empty() ? "" : ", ") + bytes_text(s.size) + " -> " + fixed(s.rate_per_s / 1e9, 0);
-  d.sources["gemm_efficiency"] = where + ": cublasGemmEx fp16 (fp32 accumulation) of n^3 over the datasheet fp16 peak, " + gemm + " TFLOP/s";
-  d.sources["memory_efficiency"] = where + ": cudaMemcpy device to device over the datasheet bandwidth, by bytes read + written, " + copy + " GB/s";
-  d.sources["kernel_launch_overhead_s"] = where + ": the fastest 1-byte device-to-device cudaMemcpyAsync, launch to completion";
+  for (const Sample& s : kernel ? memory : m.copy) copy += (copy.empty() ? "" : ", ") + bytes_text(s.size) + " -> " + fixed(s.rate_per_s / 1e9, 0);
+  d.sources["gemm_efficiency"] = where + ": cublasGemmEx fp16 (fp32 accumulation) of n^3 over the datasheet fp16 peak, each enqueued back to back, " + gemm + " TFLOP/s";
+  d.sources["memory_efficiency"] = where + (kernel ? ": parasim execute's memory-bound kernel (bf16, 16-byte vectors)" : ": cudaMemcpy device to device") +
+                                   " over the datasheet bandwidth, by bytes read + written, " + copy + " GB/s";
+  if (m.softmax_flops_per_s > 0)
+    d.sources["softmax_flops_per_s"] = where + ": parasim execute's softmax kernel (a block a row) over bf16 rows of 2048, 5 FLOPs an element as the model counts a softmax's, " +
+                                      fixed(m.softmax_flops_per_s / 1e12, 3) + " TFLOP/s";
+  if (!thin_text.empty())
+    d.sources["gemm_thin_efficiency"] = where + ": cublasGemmEx fp16 with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
+                                        ", the square curve's time over the measured, averaged over the three orientations: " + thin_text;
+  d.sources["kernel_launch_overhead_s"] = where + (m.memory.empty() ? ": the fastest 1-byte device-to-device cudaMemcpyAsync" : ": the fastest one-element pass of the executor's memory-bound kernel") +
+                                          ", enqueued back to back (the time each takes among others)";
   d.sources["memory_capacity_bytes"] = where + ": cudaMemGetInfo total";
   return d;
 }

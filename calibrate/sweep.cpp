@@ -6,6 +6,7 @@
 #include <map>
 
 #include "calibrate/source_text.hpp"
+#include "sim/cost_model.hpp"
 #include "common/error.hpp"
 
 namespace parasim::calibrate {
@@ -83,6 +84,22 @@ double median_seconds(const std::function<void()>& run, int min_repeats, double 
   }
   std::sort(times.begin(), times.end());
   return times[(times.size() - 1) / 2];
+}
+
+std::pair<sim::EfficiencyCurve, std::string> thin_gemm_curve(const sim::DeviceProfile& device, models::DType dtype, std::span<const ThinGemm> thin,
+                                                            std::int64_t other) {
+  PARASIM_CHECK(!thin.empty() && other > 0, "a thin-GEMM sweep has samples");
+  std::vector<Sample> factors;
+  std::string text;
+  for (const ThinGemm& t : thin) {
+    const double flops = 2.0 * static_cast<double>(t.dim) * static_cast<double>(other) * static_cast<double>(other);
+    double sum = 0;
+    for (const double s : t.seconds) sum += std::min(1.0, sim::kernel_seconds(device, models::OpClass::Gemm, dtype, flops, 0, flops, 1) / s);
+    const double factor = sum / static_cast<double>(t.seconds.size());
+    factors.push_back({static_cast<double>(t.dim), factor});
+    text += (text.empty() ? "" : ", ") + std::to_string(t.dim) + " -> " + fixed(factor, 3);
+  }
+  return {efficiency_curve(factors, 1.0), text};
 }
 
 }  // namespace parasim::calibrate

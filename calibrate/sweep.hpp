@@ -2,6 +2,8 @@
 /// Measured sweeps and the efficiency curves fitted to them. A microbenchmark times one operation
 /// at several sizes; the rates it achieves, over a peak, become an EfficiencyCurve of the profile
 /// (sim/profile.hpp), so the cost model predicts at each measured size the time that was measured.
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -27,6 +29,19 @@ struct Sample {
 /// The sizes and rates of a sweep, as a source sentence: "64^3 -> 12.3, 128^3 -> 45.6 GFLOP/s" (each
 /// rate over `unit`, two decimals; each size as `size_text` writes it).
 [[nodiscard]] std::string listing(std::span<const Sample> samples, double unit, const char* unit_name, const std::function<std::string(double)>& size_text);
+
+/// Thin GEMMs' times: one of m, n and k at `dim`, the other two a calibration's `other`, timed with
+/// the thin dim as m, as n and as k (a layer's forward, data-gradient and weight-gradient GEMMs).
+struct ThinGemm {
+  std::int64_t dim = 0;
+  std::array<double, 3> seconds{};
+};
+
+/// The thin-GEMM factor curve (DeviceProfile::gemm_thin_efficiency) by thin dim: at each, the time
+/// `device`'s square curve gives the GEMM's FLOPs in `dtype` over the measured time, averaged over
+/// the three orientations, at most 1; and its listing for the profile's source ("64 -> 0.512, ...").
+[[nodiscard]] std::pair<sim::EfficiencyCurve, std::string> thin_gemm_curve(const sim::DeviceProfile& device, models::DType dtype,
+                                                                           std::span<const ThinGemm> thin, std::int64_t other);
 
 /// The fastest rate among the samples. Precondition: at least one sample.
 [[nodiscard]] double best_rate(std::span<const Sample> samples);

@@ -174,8 +174,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     const sim::DeviceProfile& d = profile.devices[device] = calibrate::calibrated_gpu(device_of(profile, device, "--device"), m, "--backend cuda");
     profile.origin = "parasim calibrate --backend cuda on " + m.device_name + ", " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << device << " measured on " << m.device_name << "\n";
-    print_curve(out, "fp16 GEMM efficiency by FLOPs", d.gemm_efficiency, [](double f) { return fixed(f / 1e9, 0) + "G"; });
-    print_curve(out, "copy efficiency by bytes moved", d.memory_efficiency, bytes_text);
+    print_curve(out, "fp16 GEMM efficiency by FLOPs", d.gemm_efficiency, [](double f) { return f < 1e9 ? fixed(f / 1e6, 0) + "M" : fixed(f / 1e9, 0) + "G"; });
+    print_curve(out, m.memory.empty() ? "copy efficiency by bytes moved" : "memory-bound kernel efficiency by bytes moved", d.memory_efficiency, bytes_text);
+    if (!d.gemm_thin_efficiency.points.empty()) print_curve(out, "thin GEMM factor by thin dim", d.gemm_thin_efficiency, [](double v) { return fixed(v, 0); });
+    if (d.softmax_flops_per_s > 0) out << "  softmax                        " << fixed(d.softmax_flops_per_s / 1e12, 3) << " TFLOP/s\n";
     out << "  launch overhead                " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
   } else if (a.backend == "nccl") {
     const auto measured = calibrate::measure_nccl();

@@ -19,6 +19,9 @@ void stream_pass(void* y, const void* x, std::size_t n, Element e, cudaStream_t 
 void softmax_rows(const void* x, void* y, std::size_t n, std::size_t row, Element e, cudaStream_t s);
 /// n elements set to `value`.
 void fill(void* x, float value, std::size_t n, Element e, cudaStream_t s);
+/// n elements drawn uniformly from [-value, value] by a hash of their index and `seed`: the same
+/// values on every run.
+void fill_random(void* x, float value, std::size_t n, unsigned long long seed, Element e, cudaStream_t s);
 /// Adam (PyTorch's defaults), SGD with momentum 0.9 and plain SGD over n fp32 parameters.
 void adam(float* p, const float* g, float* m, float* v, std::size_t n, cudaStream_t s);
 void momentum(float* p, const float* g, float* v, std::size_t n, cudaStream_t s);

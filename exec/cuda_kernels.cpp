@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "exec/cuda_elementwise.hpp"
+#include "exec/cudnn_graph_conv.hpp"
 #include "strategies/local_shape.hpp"
 
 namespace parasim::exec {
@@ -58,12 +59,12 @@ struct Lane {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   cudnnHandle_t dnn = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   void* slot[5] = {};
   std::size_t bytes[5] = {};
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   void* blas_workspace = nullptr;
+  std::vector<cudaEvent_t> marks;  ///< a task's pass boundaries, made on first use and kept
 };
 
 /// A convolution's cuDNN set-up: descriptors, the algorithms cuDNN's heuristics rank first among
@@ -78,11 +79,23 @@ struct ConvPlan {
   cudnnMathType_t fwd_math{}, data_math{}, filter_math{};
   std::size_t fwd_bytes = 0, data_bytes = 0, filter_bytes = 0;
   std::size_t x_n = 0, w_n = 0, y_n = 0;
+  /// The graph API's plans (forward, backward data, backward filter), where cuDNN made all three;
+  /// else the legacy API's algorithms above run.
+  std::unique_ptr<cudnn_graph::Plan> graph[3];
 };
 
 /// cuBLAS's own workspace a lane (NVIDIA's cuBLAS documentation recommends 32 MiB on Hopper): set once,
 /// so cuBLAS allocates nothing while collectives are in flight.
 constexpr std::size_t kBlasWorkspaceBytes = std::size_t(32) << 20;
+
+/// The most elements one memory-bound pass touches at once: a larger pass (a loss's, over a batch's
+/// logits, several GB) runs as several over the same buffers, each large enough for the device's
+/// full bandwidth (128 MiB each way in 16-bit elements), so that the lanes' buffers stay small.
+constexpr std::size_t kPassChunk = std::size_t(1) << 26;
+
+/// The largest workspace a convolution's algorithm may take (cuDNN's fastest algorithms can ask for
+/// several GB; the lanes hold one workspace each).
+constexpr std::size_t kMaxConvWorkspace = std::size_t(1) << 30;
 
 class CudaKernels final : public Kernels {
  public:
@@ -99,6 +112,7 @@ class CudaKernels final : public Kernels {
   ~CudaKernels() override {
     cudaSetDevice(device_);
     for (auto& [op, c] : convs_) {
+      for (auto& g : c.graph) g.reset();  // before the handles they were made on
       cudnnDestroyConvolutionDescriptor(c.conv);
       cudnnDestroyFilterDescriptor(c.w);
       cudnnDestroyTensorDescriptor(c.y);
@@ -111,8 +125,7 @@ class CudaKernels final : public Kernels {
       if (l.blas_workspace) cudaFree(l.blas_workspace);
       if (l.blas) cublasDestroy(l.blas);
       if (l.dnn) cudnnDestroy(l.dnn);
-      if (l.start) cudaEventDestroy(l.start);
-      if (l.stop) cudaEventDestroy(l.stop);
+      for (cudaEvent_t e : l.marks) cudaEventDestroy(e);
       if (l.stream) cudaStreamDestroy(l.stream);
     }
     for (float* p : optimizer_state_)
@@ -126,8 +139,18 @@ class CudaKernels final : public Kernels {
   }
 
   std::string describe() const override {
-    return "parasim's CUDA executor on " + name_ + ": cuBLAS GEMMs in " + std::string(models::to_string(plan_.precision)) +
-           " (fp32 accumulation), cuDNN convolutions, parasim's memory-bound, softmax and optimizer kernels";
+    std::string convs = "cuDNN convolutions";
+    if (graph_convs_ + legacy_convs_ > 0) {
+      convs += std::string(plan_.precision == models::DType::F16 || plan_.precision == models::DType::BF16 ? " (NHWC" : " (NCHW") + ", fp32 accumulation; ";
+      if (legacy_convs_ == 0) {
+        convs += "each by cuDNN's graph API, the first engine its heuristics rank)";
+      } else {
+        convs += std::to_string(graph_convs_) + " by the graph API, the first engine its heuristics rank, " + std::to_string(legacy_convs_) +
+                 " by the legacy API's fastest timed algorithm, since the graph API refused them (" + legacy_why_ + "))";
+      }
+    }
+    return "parasim's CUDA executor on " + name_ + ": cuBLAS GEMMs in " + std::string(models::to_string(plan_.precision)) + " (fp32 accumulation), " + convs +
+           ", parasim's memory-bound, softmax and optimizer kernels";
   }
 
   /// Creates the lanes and every buffer the step will use, before any step: an allocation or free
@@ -144,8 +167,6 @@ class CudaKernels final : public Kernels {
       check(cublasSetWorkspace(l.blas, l.blas_workspace, kBlasWorkspaceBytes), "cublasSetWorkspace");
       check(cudnnCreate(&l.dnn), "cudnnCreate");
       check(cudnnSetStream(l.dnn, l.stream), "cudnnSetStream");
-      check(cudaEventCreate(&l.start), "cudaEventCreate");
-      check(cudaEventCreate(&l.stop), "cudaEventCreate");
     }
     if (lanes_.empty()) return;
     // The largest size of each slot over every operator pass, and cuDNN's plans.
@@ -158,7 +179,7 @@ class CudaKernels final : public Kernels {
       const Shape s = shape_of(w);
       const auto mk = static_cast<std::size_t>(s.batch * s.m * s.k), kn = static_cast<std::size_t>(s.batch * s.n * s.k),
                  mn = static_cast<std::size_t>(s.batch * s.m * s.n);
-      const std::size_t pass = 2 * count_of(std::max(w.bytes, w.bwd_bytes) / (2.0 * static_cast<double>(e)));
+      const std::size_t pass = std::min(kPassChunk, count_of(std::max(w.bytes, w.bwd_bytes) / (2.0 * static_cast<double>(e))));
       std::size_t sizes[5] = {std::max({mk, kn, pass}), std::max({mk, kn, mn, pass}), std::max({mk, kn, mn}), std::max(mk, kn), std::max({mk, kn, mn})};
       if (kernel_class(op, w) == KernelClass::Softmax) {
         sizes[0] = std::max(sizes[0], count_of(softmax_points(op, w)));
@@ -192,26 +213,35 @@ class CudaKernels final : public Kernels {
     check(cudaDeviceSynchronize(), "setting up the executor's buffers");
   }
 
+  /// A task's passes enqueued back to back on the lane's stream, an event before and after each, and
+  /// their times read once the last is done: the host runs ahead of the device as a framework's
+  /// does, so a library's own host time (cuDNN's, cuBLAS's) overlaps the device's work before it
+  /// instead of being counted in each pass (a pass counts it only where the device waited for it).
   void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) override {
     check(cudaSetDevice(device_), "cudaSetDevice");
     Lane& l = lanes_.at(lane);
     const sim::ComputeWork& cw = work_.computes[w];
+    std::size_t passes = 0;
     auto timed = [&](auto&& body) {
-      check(cudaEventRecord(l.start, l.stream), "cudaEventRecord");
+      check(cudaEventRecord(mark(l, 2 * passes), l.stream), "cudaEventRecord");
       body();
       check(cudaGetLastError(), "a kernel launch");
-      check(cudaEventRecord(l.stop, l.stream), "cudaEventRecord");
-      check(cudaEventSynchronize(l.stop), "a kernel");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, l.start, l.stop), "cudaEventElapsedTime");
-      pass_seconds.push_back(1e-3 * ms);
+      check(cudaEventRecord(mark(l, 2 * passes + 1), l.stream), "cudaEventRecord");
+      ++passes;
     };
     if (cw.optimizer_stage >= 0) {
       const auto stage = static_cast<std::size_t>(cw.optimizer_stage);
       timed([&] { run_optimizer(l, optimizer_state_[stage], stage); });
-      return;
+    } else {
+      for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) timed([&] { run_pass(l, work_.ops[k]); });
     }
-    for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) timed([&] { run_pass(l, work_.ops[k]); });
+    if (passes == 0) return;
+    check(cudaEventSynchronize(l.marks[2 * passes - 1]), "a kernel");
+    for (std::size_t i = 0; i < passes; ++i) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, l.marks[2 * i], l.marks[2 * i + 1]), "cudaEventElapsedTime");
+      pass_seconds.push_back(1e-3 * ms);
+    }
   }
 
   /// Floats of a message or collective: the bytes of `count` fp32 values (NCCL moves them as floats
@@ -225,13 +255,25 @@ class CudaKernels final : public Kernels {
   }
 
  private:
-  /// Slot `k` of at least `bytes`, new space filled with 1/64 in the plan's precision.
+  /// The lane's `i`th event, made the first time a task has that many passes (the warm-up step makes
+  /// them all).
+  static cudaEvent_t mark(Lane& l, std::size_t i) {
+    while (l.marks.size() <= i) {
+      cudaEvent_t e = nullptr;
+      check(cudaEventCreate(&e), "cudaEventCreate");
+      l.marks.push_back(e);
+    }
+    return l.marks[i];
+  }
+
+  /// Slot `k` of at least `bytes`, new space filled with values drawn from [-1/16, 1/16] in the plan's
+  /// precision (not a constant: GEMMs on constant operands run faster than on real ones).
   void grow(Lane& l, int k, std::size_t bytes) {
     if (l.bytes[k] >= bytes) return;
     check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
     if (l.slot[k]) check(cudaFree(l.slot[k]), "cudaFree");
     check(cudaMalloc(&l.slot[k], bytes), "cudaMalloc");
-    cuda::fill(l.slot[k], 1.0f / 64, bytes / cuda::bytes_of(element_), element_, l.stream);
+    cuda::fill_random(l.slot[k], 1.0f / 16, bytes / cuda::bytes_of(element_), 0x5eedULL + static_cast<unsigned long long>(k), element_, l.stream);
     check(cudaStreamSynchronize(l.stream), "cudaStreamSynchronize");
     l.bytes[k] = bytes;
   }
@@ -248,9 +290,14 @@ class CudaKernels final : public Kernels {
   double softmax_points(const models::Operator& op, const sim::OpWork& w) const {
     return op.flops_per_point > 0 ? w.fwd_flops / op.flops_per_point : w.bytes / (2.0 * static_cast<double>(cuda::bytes_of(element_)));
   }
-  /// A memory-bound pass over `bytes`, half read and half written.
+  /// A memory-bound pass over `bytes`, half read and half written, in chunks of at most kPassChunk
+  /// elements over the same buffers.
   void memory_pass(Lane& l, double bytes) {
-    cuda::stream_pass(l.slot[1], l.slot[0], count_of(bytes / (2.0 * static_cast<double>(cuda::bytes_of(element_)))), element_, l.stream);
+    for (std::size_t left = count_of(bytes / (2.0 * static_cast<double>(cuda::bytes_of(element_)))); left > 0;) {
+      const std::size_t chunk = std::min(left, kPassChunk);
+      cuda::stream_pass(l.slot[1], l.slot[0], chunk, element_, l.stream);
+      left -= chunk;
+    }
   }
 
   /// Row-major C[m×n] = op(A)[m×k]·op(B)[k×n], `batch` times with the given strides (0: one matrix).
@@ -321,8 +368,8 @@ class CudaKernels final : public Kernels {
     }
   }
 
-  /// The cuDNN plan of convolution `id`, made once (on `l`'s handle, before any step): NCHW in the
-  /// plan's precision with fp32 accumulation, its local extents from the plan's sharding; stride
+  /// The cuDNN plan of convolution `id`, made once (on `l`'s handle, before any step): NHWC or NCHW
+  /// (below) in the plan's precision with fp32 accumulation, its local extents from the plan's sharding; stride
   /// and padding from its input and output sizes (a 1×1 stride-1 convolution has no input extent
   /// dims: its input is its output's size).
   const ConvPlan& conv_plan(Lane& l, models::OpId id) {
@@ -343,8 +390,14 @@ class CudaKernels final : public Kernels {
     check(cudnnCreateTensorDescriptor(&p.y), "cudnnCreateTensorDescriptor");
     check(cudnnCreateFilterDescriptor(&p.w), "cudnnCreateFilterDescriptor");
     check(cudnnCreateConvolutionDescriptor(&p.conv), "cudnnCreateConvolutionDescriptor");
-    check(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, t, n, c, h, wd), "cudnnSetTensor4dDescriptor");
-    check(cudnnSetFilter4dDescriptor(p.w, t, CUDNN_TENSOR_NCHW, k, c, r, s), "cudnnSetFilter4dDescriptor");
+    // 16-bit plans channels-last (NHWC), as mixed-precision CNN training runs on tensor cores
+    // (PyTorch's channels_last memory format; NVIDIA's "Convolutional Layers User's Guide", "Tensor
+    // Layouts in Memory": NHWC avoids the transposes NCHW needs around tensor-core kernels); fp32
+    // and tf32 NCHW, PyTorch's default.
+    const bool half = plan_.precision == models::DType::F16 || plan_.precision == models::DType::BF16;
+    const cudnnTensorFormat_t format = half ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    check(cudnnSetTensor4dDescriptor(p.x, format, t, n, c, h, wd), "cudnnSetTensor4dDescriptor");
+    check(cudnnSetFilter4dDescriptor(p.w, t, format, k, c, r, s), "cudnnSetFilter4dDescriptor");
     check(cudnnSetConvolution2dDescriptor(p.conv, pad_h, pad_w, stride_h, stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "cudnnSetConvolution2dDescriptor");
     // fp32 without TF32 (which cuDNN's default math allows from Ampere on); tf32 with it; 16-bit on
@@ -355,15 +408,33 @@ class CudaKernels final : public Kernels {
     check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
     int on = 0, oc = 0, ooh = 0, oow = 0;
     check(cudnnGetConvolution2dForwardOutputDim(p.conv, p.x, p.w, &on, &oc, &ooh, &oow), "cudnnGetConvolution2dForwardOutputDim");
-    check(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, t, on, oc, ooh, oow), "cudnnSetTensor4dDescriptor");
+    check(cudnnSetTensor4dDescriptor(p.y, format, t, on, oc, ooh, oow), "cudnnSetTensor4dDescriptor");
     p.x_n = static_cast<std::size_t>(n) * c * h * wd;
     p.w_n = static_cast<std::size_t>(k) * c * r * s;
     p.y_n = static_cast<std::size_t>(on) * oc * ooh * oow;
+    // The graph API first, as frameworks call cuDNN today (exec/cudnn_graph_conv.hpp).
+    {
+      const cudnn_graph::Shape shape{n, c, h, wd, k, r, s, ooh, oow, pad_h, pad_w, stride_h, stride_w, t, half};
+      std::string why;
+      const cudnn_graph::Direction directions[3] = {cudnn_graph::Direction::Forward, cudnn_graph::Direction::BackwardData,
+                                                    cudnn_graph::Direction::BackwardFilter};
+      for (int d = 0; d < 3 && why.empty(); ++d) p.graph[d] = cudnn_graph::Plan::make(l.dnn, shape, directions[d], kMaxConvWorkspace, why);
+      if (why.empty()) {
+        p.fwd_bytes = p.graph[0]->workspace_bytes();
+        p.data_bytes = p.graph[1]->workspace_bytes();
+        p.filter_bytes = p.graph[2]->workspace_bytes();
+        ++graph_convs_;
+        return convs_.emplace(id, std::move(p)).first->second;
+      }
+      for (auto& g : p.graph) g.reset();
+      if (legacy_why_.empty()) legacy_why_ = op.name + ": " + why;
+      ++legacy_convs_;
+    }
     choose<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
         p, math, op.name,
         [&](auto* perf, int* found) {
-          check(cudnnGetConvolutionForwardAlgorithm_v7(l.dnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf),
-                "cudnnGetConvolutionForwardAlgorithm_v7");
+          check(cudnnFindConvolutionForwardAlgorithm(l.dnn, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, found, perf),
+                "cudnnFindConvolutionForwardAlgorithm");
         },
         [&](auto algo, std::size_t* bytes) {
           check(cudnnGetConvolutionForwardWorkspaceSize(l.dnn, p.x, p.w, p.conv, p.y, algo, bytes), "cudnnGetConvolutionForwardWorkspaceSize");
@@ -372,8 +443,8 @@ class CudaKernels final : public Kernels {
     choose<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
         p, math, op.name,
         [&](auto* perf, int* found) {
-          check(cudnnGetConvolutionBackwardDataAlgorithm_v7(l.dnn, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found, perf),
-                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+          check(cudnnFindConvolutionBackwardDataAlgorithm(l.dnn, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, found, perf),
+                "cudnnFindConvolutionBackwardDataAlgorithm");
         },
         [&](auto algo, std::size_t* bytes) {
           check(cudnnGetConvolutionBackwardDataWorkspaceSize(l.dnn, p.w, p.y, p.conv, p.x, algo, bytes), "cudnnGetConvolutionBackwardDataWorkspaceSize");
@@ -382,20 +453,21 @@ class CudaKernels final : public Kernels {
     choose<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
         p, math, op.name,
         [&](auto* perf, int* found) {
-          check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(l.dnn, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, found, perf),
-                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+          check(cudnnFindConvolutionBackwardFilterAlgorithm(l.dnn, p.x, p.y, p.conv, p.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, found, perf),
+                "cudnnFindConvolutionBackwardFilterAlgorithm");
         },
         [&](auto algo, std::size_t* bytes) {
           check(cudnnGetConvolutionBackwardFilterWorkspaceSize(l.dnn, p.x, p.y, p.conv, p.w, algo, bytes),
                 "cudnnGetConvolutionBackwardFilterWorkspaceSize");
         },
         p.bwd_filter, p.filter_math, p.filter_bytes);
-    return convs_.emplace(id, p).first->second;
+    return convs_.emplace(id, std::move(p)).first->second;
   }
 
-  /// One of a convolution's three algorithms: the first cuDNN's heuristics rank that it can run
-  /// (`query` fills the ranking), its math type, and its workspace (`size`, asked with that math
-  /// type set); the descriptor is left at `math`.
+  /// One of a convolution's three algorithms: the fastest that cuDNN timed on this device (`query`
+  /// fills the ranking, as PyTorch's `cudnn.benchmark = True` asks) within kMaxConvWorkspace, its
+  /// math type, and its workspace (`size`, asked with that math type set); the descriptor is left at
+  /// `math`.
   template <class Perf, int Count, class Query, class Size, class Algo>
   void choose(const ConvPlan& p, cudnnMathType_t math, const std::string& op, Query&& query, Size&& size, Algo& algo, cudnnMathType_t& algo_math,
               std::size_t& bytes) {
@@ -410,16 +482,27 @@ class CudaKernels final : public Kernels {
     check(cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType");
   }
 
-  /// The first of cuDNN's ranked algorithms it can run.
+  /// The first of cuDNN's ranked algorithms it can run within kMaxConvWorkspace.
   template <class Perf>
   static const Perf* first_usable(const Perf* perf, int found, const std::string& op) {
     for (int i = 0; i < found; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) return &perf[i];
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxConvWorkspace) return &perf[i];
     throw PlanError("--backend cuda: cuDNN has no algorithm for convolution \"" + op + "\"");
   }
 
   void convolution(Lane& l, models::OpId id, bool backward) {
     const ConvPlan& p = convs_.at(id);
+    if (p.graph[0]) {
+      // Forward: y (slot 2) from x (slot 3) and w (slot 1); backward data: dx (slot 4) from w and dy
+      // (slot 2); backward filter: dw (slot 0) from x and dy.
+      if (!backward) {
+        check(p.graph[0]->execute(l.dnn, l.slot[3], l.slot[1], l.slot[2], l.workspace), "cuDNN's forward convolution plan");
+        return;
+      }
+      check(p.graph[1]->execute(l.dnn, l.slot[4], l.slot[1], l.slot[2], l.workspace), "cuDNN's backward-data convolution plan");
+      check(p.graph[2]->execute(l.dnn, l.slot[3], l.slot[0], l.slot[2], l.workspace), "cuDNN's backward-filter convolution plan");
+      return;
+    }
     const float alpha = 1, beta = 0;
     if (!backward) {
       check(cudnnSetConvolutionMathType(p.conv, p.fwd_math), "cudnnSetConvolutionMathType");
@@ -464,6 +547,8 @@ class CudaKernels final : public Kernels {
   std::string name_;
   std::vector<Lane> lanes_;
   std::map<models::OpId, ConvPlan> convs_;
+  int graph_convs_ = 0, legacy_convs_ = 0;  ///< convolutions planned by cuDNN's graph API, and by its legacy API
+  std::string legacy_why_;                 ///< why the graph API refused the first that it refused
   std::vector<float*> optimizer_state_;
 };
 

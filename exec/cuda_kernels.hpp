@@ -2,7 +2,8 @@
 /// The GPU executor's kernels (`parasim execute --backend cuda`): a compute task's work on one CUDA
 /// device, as the CPU executor runs it on a core (exec/kernels.hpp) — matrix products as cuBLAS
 /// GEMMs in the plan's precision (fp32, tf32, fp16, bf16; fp32 accumulation), convolutions through
-/// cuDNN (forward, backward data and backward filter, the algorithm cuDNN's heuristics pick),
+/// cuDNN (forward, backward data and backward filter, each the fastest algorithm cuDNN times on the
+/// device; 16-bit plans channels-last),
 /// attention as its strided-batched GEMMs and a row softmax, softmax and cross-entropy as a row
 /// softmax, every other operator as a memory-bound kernel moving its bytes, the optimizer's update
 /// over its state arrays (exec/cuda_elementwise.cu). Each lane has its own CUDA stream, cuBLAS and

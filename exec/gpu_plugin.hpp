@@ -18,16 +18,17 @@ namespace parasim::exec {
 
 /// What libparasim_gpu.so provides. A part the library was built without is null.
 struct GpuPlugin {
-  int version = 1;  ///< kGpuPluginVersion of the build that made it
+  int version = 2;  ///< kGpuPluginVersion of the build that made it
   std::string (*cuda_unavailable)() = nullptr;
   std::unique_ptr<Kernels> (*make_cuda_kernels)(const models::Graph&, const sim::StepWork&, const strategies::Plan&, int device) = nullptr;
+  std::string (*check_cuda_kernels)() = nullptr;  ///< exec/cuda_self_check.hpp
   std::unique_ptr<Transport> (*make_nccl_transport)(std::unique_ptr<Transport> host, int gpu) = nullptr;
   std::variant<calibrate::CudaMeasurement, calibrate::Unavailable> (*measure_cuda)(const calibrate::CudaOptions&) = nullptr;
   std::variant<calibrate::NcclTestsLog, calibrate::Unavailable> (*measure_nccl)(const calibrate::NcclOptions&) = nullptr;
   std::variant<calibrate::InterferenceMeasurement, calibrate::Unavailable> (*measure_interference)(const calibrate::InterferenceOptions&) = nullptr;
 };
 
-inline constexpr int kGpuPluginVersion = 1;
+inline constexpr int kGpuPluginVersion = 2;
 
 /// The loaded library's table, loading it on the first call (thread-safe); null when it cannot be
 /// loaded, `why` then saying why (this build has none, the file is missing, or the loader's error,

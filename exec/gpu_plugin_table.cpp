@@ -1,6 +1,7 @@
 // libparasim_gpu.so's table (exec/gpu_plugin.hpp): its own definitions of the GPU functions, which the
 // static libraries' loaders call through it. Compiled into the plugin only (cli/CMakeLists.txt).
 #include "exec/cuda_kernels.hpp"
+#include "exec/cuda_self_check.hpp"
 #include "exec/gpu_plugin.hpp"
 
 namespace parasim::mpi {
@@ -14,6 +15,7 @@ extern "C" __attribute__((visibility("default"))) const parasim::exec::GpuPlugin
 #ifdef PARASIM_GPU_EXECUTOR
     t.cuda_unavailable = &parasim::exec::cuda_unavailable;
     t.make_cuda_kernels = &parasim::exec::make_cuda_kernels;
+    t.check_cuda_kernels = &parasim::exec::check_cuda_kernels;
 #endif
 #ifdef PARASIM_GPU_NCCL_TRANSPORT
     t.make_nccl_transport = &parasim::mpi::make_nccl_transport;

@@ -5,6 +5,7 @@
 
 #include "calibrate/gpu.hpp"
 #include "common/error.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 
 using namespace parasim;
@@ -52,6 +53,46 @@ TEST_CASE("calibrate gpu: efficiencies against the datasheet peak and bandwidth"
       CHECK(std::string(e.what()) == "--backend cuda: measured 600.000 T/s of fp16 GEMM FLOPs, above a100-80gb's datasheet 312.000: the GPU "
                                      "(NVIDIA A100-SXM4-80GB) is not a a100-80gb; name its profile device with --device");
     }
+  }
+}
+
+TEST_CASE("calibrate gpu: the executor's own memory-bound kernel, softmax and thin GEMMs", "[calibrate][gpu]") {
+  const sim::DeviceProfile& a100 = sim::datasheet_profile().device("a100-80gb");  // 312 TFLOP/s fp16, 2.039 TB/s
+  CudaMeasurement m;
+  m.device_name = "NVIDIA A100-SXM4-80GB";
+  m.gemm = {{2.0 * 1024 * 1024 * 1024, 156e12}, {2.0 * 8192.0 * 8192 * 8192, 249.6e12}};
+  m.copy = {{2.0 * (1 << 30), 1.4273e12}};
+  m.launch_overhead_s = 4e-6;
+  m.memory_capacity_bytes = 85e9;
+  // A 1 MiB pass served from L2 at twice the datasheet bandwidth counts at the datasheet's (1.0);
+  // a 1 GiB pass at 1.6312 TB/s is 0.8 of 2.039. The kernel's curve replaces the copy's (0.7).
+  m.memory = {{double(1 << 20), 4.078e12}, {double(1 << 30), 1.6312e12}};
+  m.softmax_flops_per_s = 1.5e12;
+  const sim::DeviceProfile square = calibrated_gpu(a100, m, "test");
+  // Thin GEMMs timed at twice the square curve's time for their FLOPs (64) and at 1.25 times
+  // (4096): factors 0.5 and 0.8, and over the widest's (0.8) 0.625 and 1.
+  auto square_s = [&](std::int64_t dim) {
+    const double flops = 2.0 * static_cast<double>(dim) * 8192.0 * 8192.0;
+    return sim::kernel_seconds(square, models::OpClass::Gemm, models::DType::F16, flops, 0, flops, 1);
+  };
+  m.thin_other = 8192;
+  m.thin = {{64, {2 * square_s(64), 2 * square_s(64), 2 * square_s(64)}}, {4096, {1.25 * square_s(4096), 1.25 * square_s(4096), 1.25 * square_s(4096)}}};
+  const sim::DeviceProfile d = calibrated_gpu(a100, m, "test");
+  REQUIRE(d.memory_efficiency.points.size() == 2);
+  CHECK_THAT(d.memory_efficiency.points[0].second, WithinRel(1.0, 1e-12));
+  CHECK_THAT(d.memory_efficiency.points[1].second, WithinRel(0.8, 1e-12));
+  CHECK(d.softmax_flops_per_s == 1.5e12);
+  REQUIRE(d.gemm_thin_efficiency.points.size() == 2);
+  CHECK(d.gemm_thin_efficiency.points[0].first == 64);
+  CHECK_THAT(d.gemm_thin_efficiency.points[0].second, WithinRel(0.625, 1e-9));
+  CHECK_THAT(d.gemm_thin_efficiency.points[1].second, WithinRel(1.0, 1e-9));
+  CHECK(d.gemm_efficiency == square.gemm_efficiency);
+  CHECK(d.sources.count("gemm_thin_efficiency") == 1);
+  CHECK(d.sources.count("softmax_flops_per_s") == 1);
+
+  SECTION("only passes beyond any L2 say whether the GPU is the profile's device") {
+    m.memory.push_back({double(1) * (1 << 30) * 2, 3e12});  // 2 GiB above 2.039 TB/s: not an A100
+    CHECK_THROWS_AS(calibrated_gpu(a100, m, "--backend cuda"), InputError);
   }
 }
 
