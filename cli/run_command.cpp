@@ -44,6 +44,8 @@ struct RunArgs {
   bool allow_oom = false;
   bool no_replica_shortcut = false;
   std::int64_t trace_devices = -1;  // -1: the default selection; 0: every device
+  double max_trace_gib = 1;         // the largest trace.json written without being asked
+  std::int64_t max_devices = 1 << 20;  // the largest cluster simulated without being asked
   std::int64_t max_tasks = 0;       // 0: kDefaultMaxTasks
   double max_memory_gib = 0;        // 0: the memory available when the run starts
   bool quiet = false;               // no progress on stderr
@@ -204,6 +206,14 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     }
     bool long_one = false;
     for (const scenarios::Scenario& s : steps) {
+      // The cluster first: a collective is costed over its whole group, so a step's work and memory
+      // grow with the devices even where the replica shortcut keeps its task graph small (524,288
+      // devices: 20 s and 0.6 GB on the development machine; 8.4 million: over 120 s and 1.6 GB).
+      const auto max_devices = static_cast<std::uint64_t>(args.max_devices);
+      if (static_cast<std::uint64_t>(s.cluster.device_count()) > max_devices)
+        throw PlanError("the scenario is too large to simulate: variant \"" + reports::terminal_safe(v.name) + "\" has " +
+                        with_commas(static_cast<std::uint64_t>(s.cluster.device_count())) + " devices, more than --max-devices " + with_commas(max_devices) +
+                        "; raise --max-devices to run it anyway");
       const models::Graph graph = scenarios::build_model(s);
       const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
       const bool analytical = backend_of(s, args) == sim::Backend::Analytical;
@@ -271,6 +281,20 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
         }
       }
       if (args.trace_devices > 0) options = reports::TraceOptions{args.trace_devices, {}, {}};
+      // A trace of every device of a large step runs to gigabytes: refused above --max-trace-gib.
+      const std::int64_t events = reports::trace_events(simulation, options);
+      const double trace_gib = static_cast<double>(events) * reports::kTraceBytesPerEvent / double(1 << 30);
+      if (trace_gib > args.max_trace_gib) {
+        auto g3 = [](double v) {
+          std::ostringstream o;
+          o << std::setprecision(3) << v;
+          return o.str();
+        };
+        throw InputError("<command line>", 0, 0, "",
+                         "trace.json would hold " + with_commas(events) + " task events, about " + g3(trace_gib) +
+                             " GiB at 200 bytes an event, above --max-trace-gib " + g3(args.max_trace_gib) +
+                             ": trace fewer devices (--trace-devices N), or raise --max-trace-gib");
+      }
       timeline = reports::pipeline_timeline(simulation);
       trace.emplace(out_dir / "trace.json",
                     [&](std::ostream& o) { trace_summary = reports::write_trace(o, simulation, options); });
@@ -333,6 +357,9 @@ void add_run_command(CLI::App& app, Action& action, std::ostream& out) {
   app.add_option("--trace-devices", args->trace_devices,
                  "devices in trace.json: N = the first N, 0 = all (default: the first replica, or one per stage)")
       ->check(integer_at_least(0));
+  app.add_option("--max-devices", args->max_devices, "refuse a scenario of more devices than this (default 1,048,576)")->check(integer_at_least(1));
+  app.add_option("--max-trace-gib", args->max_trace_gib, "refuse to write a trace.json estimated above this many GiB (default 1)")
+      ->check(number_above(0));
   app.add_option("--max-tasks", args->max_tasks,
                  "refuse a scenario whose task graph would exceed this many tasks (default " + with_commas(kDefaultMaxTasks) + ")")
       ->check(integer_at_least(1));

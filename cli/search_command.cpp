@@ -2,6 +2,7 @@
 // (strategies/search), with sim/ wired in as the evaluator (scenarios/search_evaluator.hpp), spread over
 // threads and, under mpirun, over MPI ranks (mpi/session.hpp). Rank 0 prints the ranking and the Pareto
 // front and writes search.json; progress goes to stderr.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -43,6 +44,7 @@ struct SearchArgs {
   unsigned threads = 0;       // 0: every core (shared among the MPI ranks of a node)
   bool json = false;
   bool quiet = false;
+  std::int64_t max_devices = 1 << 20;  // the largest cluster searched without being asked
 };
 
 /// Threads for this process: every core, divided among the MPI ranks that share the node.
@@ -148,6 +150,12 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
       throw InputError(args.profile, 0, 0, "", "this profile cannot describe the scenario (at " + problem->pointer + "): " + problem->message);
   }
   const scenarios::SearchSpec spec = scenarios::decode_search_spec(doc, base, profile);
+  // The largest cluster a candidate has: refused up front as `parasim SCENARIO` refuses it.
+  std::int64_t largest = base.cluster.device_count();
+  for (const std::int64_t n : spec.space.nodes) largest = std::max(largest, n * base.cluster.devices_per_node);
+  if (largest > args.max_devices)
+    throw PlanError("the search is too large to simulate: its largest cluster has " + with_commas(largest) + " devices, more than --max-devices " +
+                    with_commas(args.max_devices) + "; raise --max-devices to search it anyway");
   search::SearchOptions options;
   options.space = spec.space;
   options.objective = spec.objective;
@@ -247,6 +255,8 @@ void add_search_command(CLI::App& app, Action& action, std::ostream& out) {
   cmd->add_option("--threads", args->threads, "threads per process (default: every core, shared by the MPI ranks of a node)")
       ->check(integer_at_least(1));
   cmd->add_option("--profile", args->profile, "a calibrated profile file (wins over the scenario's)");
+  cmd->add_option("--max-devices", args->max_devices, "refuse a search whose largest cluster has more devices than this (default 1,048,576)")
+      ->check(integer_at_least(1));
   cmd->add_flag("--json", args->json, "print search.json on stdout instead of the table");
   cmd->add_flag("--quiet", args->quiet, "no progress on stderr");
   cmd->final_callback([&action, &out, args] { action = [&out, args] { return run_search_command(*args, out); }; });

@@ -43,6 +43,22 @@ std::int64_t stage_of(const sim::Result& r, std::int64_t device) {
 
 }  // namespace
 
+std::int64_t trace_events(const sim::Simulation& simulation, const TraceOptions& options) {
+  const sim::TaskGraph& g = simulation.step.tasks;
+  const std::size_t streams = g.stream_count();
+  std::int64_t events = 0;
+  auto count = [&](std::int64_t d) {
+    for (std::size_t s = 0; s < streams; ++s) events += static_cast<std::int64_t>(g.queue_of(static_cast<std::size_t>(d) * streams + s).size());
+  };
+  if (options.devices.empty()) {
+    for (std::int64_t d = 0; d < std::min(g.devices, options.max_devices); ++d) count(d);
+  } else {
+    for (const std::int64_t d : options.devices)
+      if (d >= 0 && d < g.devices) count(d);
+  }
+  return events;
+}
+
 TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, const TraceOptions& options) {
   const sim::TaskGraph& g = simulation.step.tasks;
   const sim::Timeline& tl = simulation.timeline;

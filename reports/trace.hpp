@@ -41,6 +41,16 @@ struct TraceSummary {
   std::string note;         ///< when truncated, the sentence the trace carries; else empty
 };
 
+/// The task events write_trace would write for `options` (a task once per selected device and stream
+/// it occupies), counted from the queues without writing: what `parasim` checks against its trace
+/// size limit before writing.
+[[nodiscard]] std::int64_t trace_events(const sim::Simulation& simulation, const TraceOptions& options = {});
+
+/// About how many bytes an event of trace.json takes: 160 measured over small steps' traces (a
+/// compute event with its label, category, times and micro-batch), rounded up for collectives'
+/// longer arguments.
+inline constexpr double kTraceBytesPerEvent = 200;
+
 /// Writes the trace of `simulation` to `out`. Preconditions (checked, InternalError): the
 /// simulation's timeline and collective estimates belong to its task graph; max_devices ≥ 1.
 TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, const TraceOptions& options = {});

@@ -72,6 +72,14 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     std::vector<double> speeds;
     speeds.reserve(cluster.devices.size());
     for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
+    // SimGrid's clock is a double: the step is refused first if the analytical figures already say
+    // it would leave the picosecond clock's range (fifo_engine.hpp).
+    double slowest = 1;
+    for (const InterferenceRates& r : interference.rates) {
+      for (const double c : r.compute) slowest = std::min(slowest, c);
+      for (const double c : r.communication) slowest = std::min(slowest, c);
+    }
+    check_time_range(s.step.tasks, coll_ps, std::max(slowest, 1e-6));
     begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
     // The step with overlap free first, so that its timeline is gone before the one kept is made.
     if (interfered) free_makespan_ps = simulate_simgrid(s.step.tasks, cluster, flows, speeds).timeline.makespan.count;

@@ -51,10 +51,19 @@ std::vector<std::uint32_t> initial_pending(const TaskGraph& g) {
 
 }  // namespace
 
+void check_time_range(const TaskGraph& g, std::span<const Picoseconds> collective_ps, double slowest_rate) {
+  PARASIM_CHECK(slowest_rate > 0 && slowest_rate <= 1, "a slowest rate in (0, 1]");
+  double total_ps = 0;
+  for (TaskId t = 0; t < g.task_count(); ++t) total_ps += static_cast<double>(task_duration_ps(g, collective_ps, t));
+  const double seconds = total_ps * 1e-12 / slowest_rate;
+  if (!(seconds <= kMaxSimulatedSeconds)) simulated_time_out_of_range(seconds, "the step's tasks run one after another");
+}
+
 Timeline simulate_fifo_events(const TaskGraph& g, std::span<const Picoseconds> collective_ps) {
   const std::size_t n = g.task_count();
   const std::size_t streams = g.stream_count();
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+  check_time_range(g, collective_ps);
 
   std::vector<std::uint32_t> succ_begin;
   std::vector<TaskId> succ;
@@ -137,6 +146,7 @@ Timeline simulate_fifo(const TaskGraph& g, std::span<const Picoseconds> collecti
   const std::size_t n = g.task_count();
   const std::size_t streams = g.stream_count();
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
+  check_time_range(g, collective_ps);
   if (g.queues_follow_ids) return simulate_in_id_order(g, collective_ps, progress);
   std::vector<std::uint32_t> succ_begin;
   std::vector<TaskId> succ;

@@ -48,6 +48,11 @@ struct Timeline {
   return start;
 }
 
+/// Refuses (PlanError, exit 3) a step whose tasks, run one after another and each slowed to
+/// `slowest_rate` of its speed, would take longer than the picosecond clock holds: no start or finish
+/// can then overflow, since a timeline never exceeds that sum. One pass over the tasks.
+void check_time_range(const TaskGraph& graph, std::span<const Picoseconds> collective_ps, double slowest_rate = 1);
+
 /// Runs the simulation. `collective_ps[i]` is the duration of TaskGraph::collectives[i]. `progress`,
 /// when given, hears the count of finished tasks every 262,144 tasks (the caller begins and ends
 /// its phase).

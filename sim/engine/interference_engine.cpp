@@ -360,6 +360,13 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
   PARASIM_CHECK(interference.channel_share.empty() || interference.channel_share.size() == g.collectives.size(),
                 "one channel share per collective");
+  // A task slowed by interference takes at most 1 / (the least rate) of its time.
+  double slowest = 1;
+  for (const InterferenceRates& r : interference.rates) {
+    for (const double c : r.compute) slowest = std::min(slowest, c);
+    for (const double c : r.communication) slowest = std::min(slowest, c);
+  }
+  check_time_range(g, collective_ps, std::max(slowest, 1e-6));
   const bool fixed_collectives = std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) {
     return std::all_of(r.communication.begin(), r.communication.end(), [](double c) { return c == 1; });
   });

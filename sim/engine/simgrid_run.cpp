@@ -123,7 +123,11 @@ Plans plan_communications(const Topology& topology, std::span<const CollectiveFl
   return plans;
 }
 
-std::int64_t now_ps() { return static_cast<std::int64_t>(std::llround(sg4::Engine::get_clock() * 1e12)); }
+std::int64_t now_ps() {
+  const double now = sg4::Engine::get_clock();
+  if (!(now <= kMaxSimulatedSeconds)) simulated_time_out_of_range(now, "SimGrid's clock");
+  return static_cast<std::int64_t>(std::llround(now * 1e12));
+}
 
 /// The simulation's state, shared by the controller and the runners. SimGrid runs actors one at a
 /// time (cooperatively), so plain fields need no locking.

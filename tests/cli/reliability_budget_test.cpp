@@ -105,3 +105,50 @@ TEST_CASE("reliability: --max-tasks and --max-memory set the budget", "[cli][rel
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("reliability: a trace.json above --max-trace-gib is refused before anything is written", "[cli][reliability]") {
+  const auto dir = fresh_dir("trace-budget");
+  const auto scenario = dir / "small.json";
+  std::ofstream(scenario) << kSmall;
+  // Every device traced, with a limit of a millionth of a GiB (1074 bytes): the small step's trace
+  // has more than 6 events of 200 bytes, so it is refused, naming the count and both knobs.
+  const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0 --max-trace-gib 0.000001");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: <command line>: trace.json would hold "));
+  CHECK_THAT(r.err, Catch::Matchers::EndsWith("above --max-trace-gib 1e-06: trace fewer devices (--trace-devices N), or raise --max-trace-gib\n"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "result.json"));
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "trace.json"));
+  // The default limit (1 GiB) lets the same trace through.
+  const Run ok = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0");
+  CHECK(ok.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "out" / "trace.json"));
+  CHECK(run_parasim(q(scenario) + " --max-trace-gib 0").exit_code == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reliability: a cluster of millions of devices is refused at once, naming its size and --max-devices", "[cli][reliability]") {
+  const auto dir = fresh_dir("devices-budget");
+  // 1,048,576 nodes of 8 A100: 8,388,608 devices, 8 times the default limit of 2^20. Data parallel
+  // over 4,194,304 replicas of tp 2: its replica shortcut keeps the task graph small, but every
+  // gradient all-reduce is costed over its whole group (over 120 s and 1.6 GB before this refusal).
+  const auto scenario = dir / "big.json";
+  std::ofstream(scenario) << R"({ "name": "big", "model": { "preset": "gpt3-125m", "seq_len": 512 },
+    "training": { "global_batch": 8388608, "micro_batch": 2 },
+    "cluster": { "device": "a100-80gb", "nodes": 1048576 }, "plan": { "tp": 2 } })";
+  const std::string expected = "the scenario is too large to simulate: variant \"base\" has 8,388,608 devices, more than --max-devices 1,048,576; "
+                               "raise --max-devices to run it anyway\n";
+  const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out"));
+  CHECK(r.exit_code == 3);
+  CHECK(r.err == "parasim: the plan cannot run: " + expected);
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+  const Run search = run_parasim("search " + q(scenario) + " --out " + q(dir / "s"));
+  CHECK(search.exit_code == 3);
+  CHECK_THAT(search.err, Catch::Matchers::Contains("its largest cluster has 8,388,608 devices, more than --max-devices 1,048,576"));
+  // The limit is the flag's: the small scenario's 8 devices against a limit of 4.
+  const auto small = dir / "small.json";
+  std::ofstream(small) << kSmall;
+  CHECK(run_parasim(q(small) + " --out " + q(dir / "o") + " --max-devices 4").exit_code == 3);
+  CHECK(run_parasim(q(small) + " --out " + q(dir / "o") + " --max-devices 8").exit_code == 0);
+  CHECK(run_parasim(q(small) + " --max-devices 0").exit_code == 2);
+  std::filesystem::remove_all(dir);
+}

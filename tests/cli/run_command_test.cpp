@@ -150,7 +150,7 @@ TEST_CASE("bad scenarios exit 2 naming file, line, column and pointer, and write
       Case{R"({"name": "x", "model": {"preset": "gpt2"}, "training": {"global_batch": 8}, "cluster": {"preset": "dgx-a100", "nodes": 2, "node_groups": [{"nodes": 1}]}})",
            ":1:138: at /cluster/node_groups: the node groups hold 1 nodes, but the cluster has 2 (nodes)"},
       Case{R"({"name": "x", "model": {"preset": "gpt2"}, "training": {"global_batch": 8}, "cluster": {"preset": "dgx-a100", "inter_node": {"bandwidth_gbps": 0}}})",
-           ":1:144: at /cluster/inter_node/bandwidth_gbps: found integer 0, expected a number > 0"},
+           ":1:144: at /cluster/inter_node/bandwidth_gbps: found integer 0, expected a number >= 0.001"},
       Case{R"({"name": "x", "model": {"preset": "gpt2"}, "training": {"global_batch": 8}, "cluster": {"preset": "tpu-v4-pod", "nodes": 2, "inter_node": {"torus_dims": [2, 2, 3]}}})",
            "at /cluster/inter_node/torus_dims: a 2x2x3 torus does not hold the cluster's 8 devices (2 nodes x 4)"});
   INFO(c.text);

@@ -108,7 +108,17 @@ TEST_CASE("scenario errors: structure, with file, line, column, pointer and what
   SECTION("zero bandwidth") {
     t.cluster = R"("cluster": { "device": "a100-80gb", "inter_node": { "bandwidth_gbps": 0 } },)";
     CHECK(error_of(t.str()) ==
-          "s.json:5:73: at /cluster/inter_node/bandwidth_gbps: found integer 0, expected a number > 0");
+          "s.json:5:73: at /cluster/inter_node/bandwidth_gbps: found integer 0, expected a number >= 0.001");
+  }
+  // Link figures stay where a step's simulated time fits the picosecond clock (9.2e6 s): at most a
+  // second of latency, at least 1 Mbit/s (an exabyte over 1 Mbit/s would take 8e12 s).
+  SECTION("a latency of 1e11 microseconds") {
+    t.cluster = R"("cluster": { "device": "a100-80gb", "intra_node": { "latency_us": 1e11 } },)";
+    CHECK(error_of(t.str()) == "s.json:5:69: at /cluster/intra_node/latency_us: found number 100000000000.0, expected a number <= 1000000");
+  }
+  SECTION("a bandwidth of 1e-9 Gbit/s") {
+    t.cluster = R"("cluster": { "device": "a100-80gb", "inter_node": { "bandwidth_gbps": 1e-9 } },)";
+    CHECK(error_of(t.str()) == "s.json:5:73: at /cluster/inter_node/bandwidth_gbps: found number 1e-09, expected a number >= 0.001");
   }
   SECTION("a small range is named whole") {
     t.plan = R"("plan": { "tp": 2, "pp": 2, "zero": 4 })";
@@ -630,7 +640,7 @@ TEST_CASE("scenario errors: topologies that do not fit the devices, zero bandwid
   }
   SECTION("a WAN link of zero bandwidth") {
     t.cluster = R"("cluster": { "preset": "dgx-a100", "nodes": 2, "wan": { "bandwidth_gbps": 0 } },)";
-    CHECK(error_of(t.str()) == "s.json:5:77: at /cluster/wan/bandwidth_gbps: found integer 0, expected a number > 0");
+    CHECK(error_of(t.str()) == "s.json:5:77: at /cluster/wan/bandwidth_gbps: found integer 0, expected a number >= 0.001");
   }
   SECTION("an intra-node link of zero bandwidth") {
     t.cluster = R"("cluster": { "preset": "dgx-a100", "intra_node": { "bandwidth_gbps": 0 } },)";

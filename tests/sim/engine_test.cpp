@@ -3,7 +3,9 @@
 // implementations: simulate_fifo (one pass over the ids where every queue follows them, a dataflow
 // worklist otherwise) and the event loop (simulate_fifo_events).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
 #include <span>
@@ -378,4 +380,31 @@ TEST_CASE("task graph: finish_in_id_order lays out the queues that enqueuing eve
   CHECK(std::vector<TaskId>(laid_out.queue_of(1).begin(), laid_out.queue_of(1).end()) == std::vector<TaskId>{2});
   CHECK(std::vector<TaskId>(laid_out.queue_of(3).begin(), laid_out.queue_of(3).end()) == std::vector<TaskId>{3});
   CHECK(std::vector<TaskId>(laid_out.queue_of(5).begin(), laid_out.queue_of(5).end()) == std::vector<TaskId>{2});
+}
+
+TEST_CASE("engine: a step beyond the picosecond clock's range is refused, never wrapped around", "[sim][engine][time-range]") {
+  // int64 picoseconds hold 9.2e18 ps = 9.2e6 s. Two tasks of 5e6 s each run back to back would end at
+  // 1e7 s: refused before any start or finish is computed (exit 3, PlanError).
+  TaskGraphBuilder b(1, {Stream::Compute});
+  issued(b, 0, kCompute, 5'000'000'000'000'000'000, "a");
+  issued(b, 0, kCompute, 5'000'000'000'000'000'000, "b");
+  const TaskGraph g = std::move(b).finish();
+  for (auto run : {+[](const TaskGraph& graph) { (void)simulate_fifo(graph, {}); }, +[](const TaskGraph& graph) { (void)simulate_fifo_events(graph, {}); }}) {
+    try {
+      run(g);
+      FAIL("no error");
+    } catch (const PlanError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Matchers::StartsWith("the step's tasks run one after another: 1e+07 s of simulated time, "
+                                                                     "beyond the 9.2e6 s (106 days) that parasim's picosecond clock holds"));
+    }
+  }
+  // One of them alone (5e6 s) is within range and simulated exactly.
+  TaskGraphBuilder one(1, {Stream::Compute});
+  issued(one, 0, kCompute, 5'000'000'000'000'000'000, "a");
+  CHECK(simulate_fifo(std::move(one).finish(), {}).makespan.count == 5'000'000'000'000'000'000);
+  // A duration in seconds beyond the range, or not finite, is refused where it is converted.
+  CHECK_THROWS_AS(Picoseconds::from_seconds(1e7), PlanError);
+  CHECK_THROWS_AS(Picoseconds::from_seconds(std::numeric_limits<double>::infinity()), PlanError);
+  CHECK_THROWS_AS(Picoseconds::from_seconds(std::nan("")), PlanError);
+  CHECK(Picoseconds::from_seconds(9e6).count == 9'000'000'000'000'000'000);
 }
