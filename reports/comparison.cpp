@@ -23,8 +23,14 @@ std::string provenance(const sim::Result& r) {
   return p;
 }
 
+bool compares_against_base(std::span<const sim::Result> results) {
+  if (results.size() < 2) return false;
+  return std::all_of(results.begin(), results.end(), [&](const sim::Result& r) { return r.scenario == results.front().scenario; });
+}
+
 std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results) {
   PARASIM_CHECK(!results.empty(), "a comparison needs at least one result");
+  const bool against_base = compares_against_base(results);
   std::vector<ComparisonRow> rows;
   const auto text = [&](std::string figure, const std::function<std::string(const sim::Result&)>& cell) {
     ComparisonRow row{std::move(figure), "", {}, {}};
@@ -42,7 +48,7 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
     for (std::size_t i = 0; i < results.size(); ++i) {
       const double v = value(results[i]);
       row.values.push_back(format(v));
-      row.changes.push_back(i == 0 ? "" : change_percent(v, base));
+      row.changes.push_back(i == 0 || !against_base ? "" : change_percent(v, base));
     }
     rows.push_back(std::move(row));
   };
@@ -59,7 +65,17 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
     text("attention kernel", [](const sim::Result& r) { return r.attention_kernel.empty() ? std::string("none") : r.attention_kernel; });
   figure("step time", "s", [](const sim::Result& r) { return r.step_time_s; }, sig4);
   figure("throughput", "samples/s", [](const sim::Result& r) { return r.samples_per_s; }, sig4);
-  figure("throughput", "tokens/s", [](const sim::Result& r) { return r.tokens_per_s; }, sig4);
+  // Tokens only for sequence models: an image model's "tokens" are its samples, so its cell says so.
+  const auto sequences = [](const sim::Result& r) { return r.tokens_per_s != r.samples_per_s; };
+  if (std::any_of(results.begin(), results.end(), sequences)) {
+    figure("throughput", "tokens/s", [](const sim::Result& r) { return r.tokens_per_s; }, sig4);
+    ComparisonRow& tokens = rows.back();
+    for (std::size_t i = 0; i < results.size(); ++i)
+      if (!sequences(results[i])) {
+        tokens.values[i] = "- (samples)";
+        tokens.changes[i] = "";
+      }
+  }
   figure("model TFLOP/s per device", "TFLOP/s", [](const sim::Result& r) { return r.model_tflops_per_device; }, sig4);
   figure("MFU", "%", [](const sim::Result& r) { return r.mfu; }, pct);
   figure("HFU", "%", [](const sim::Result& r) { return r.hfu; }, pct);

@@ -18,6 +18,11 @@ struct ComparisonRow {
   std::vector<std::string> changes;  ///< one per result: "" for the base and for text rows, else change_percent
 };
 
+/// Whether the results compare against the first: more than one, all of one scenario (its base and
+/// what-ifs, or runs of it). Results of different scenarios (a ResNet beside a BERT) are shown side by
+/// side with no change against the first: a percentage across models says nothing.
+[[nodiscard]] bool compares_against_base(std::span<const sim::Result> results);
+
 /// The comparison rows, in display order: provenance (backend, profile, its origin, devices), step
 /// time, samples/s, tokens/s, model TFLOP/s per device, MFU, HFU, bubble, exposed communication,
 /// peak memory per device, usable capacity, and FITS / DOES NOT FIT. Precondition: at least one result.

@@ -106,17 +106,18 @@ constexpr std::string_view kBoot = R"(
 )";
 
 std::string comparison_table(std::span<const sim::Result> results, std::span<const std::string> labels) {
+  const bool against_base = compares_against_base(results);
   std::string out = "<div class=\"table-wrap\"><table>\n<thead><tr><th>figure</th><th>unit</th>";
   for (std::size_t i = 0; i < results.size(); ++i) {
     out += "<th>" + escape_html(labels[i]) + "</th>";
-    if (i > 0) out += "<th>vs " + escape_html(labels[0]) + "</th>";
+    if (i > 0 && against_base) out += "<th>vs " + escape_html(labels[0]) + "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
   for (const auto& row : comparison_rows(results)) {
     out += "<tr><td>" + escape_html(row.figure) + "</td><td>" + escape_html(row.unit) + "</td>";
     for (std::size_t i = 0; i < results.size(); ++i) {
       out += "<td>" + escape_html(row.values[i]) + "</td>";
-      if (i > 0) out += "<td class=\"change\">" + escape_html(row.changes[i]) + "</td>";
+      if (i > 0 && against_base) out += "<td class=\"change\">" + escape_html(row.changes[i]) + "</td>";
     }
     out += "</tr>\n";
   }

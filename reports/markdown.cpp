@@ -110,21 +110,23 @@ std::string render_markdown(std::span<const sim::Result> results) {
   }
 
   out += "## Comparison\n\n";
+  const bool against_base = compares_against_base(results);
+  if (results.size() > 1 && !against_base) out += "Results of different scenarios, side by side: no change against the first is computed, since their models differ.\n\n";
   std::vector<std::string> head{"figure", "unit"};
   for (std::size_t i = 0; i < results.size(); ++i) {
     head.push_back(variant_name(results[i], i));
-    if (i > 0) head.push_back("vs base");
+    if (i > 0 && against_base) head.push_back("vs base");
   }
   out += header(head, 2);
   for (const auto& r : comparison_rows(results)) {
     std::vector<std::string> cells{escape_markdown(r.figure), escape_markdown(r.unit)};
     for (std::size_t i = 0; i < results.size(); ++i) {
       cells.push_back(escape_markdown(r.values[i]));
-      if (i > 0) cells.push_back(escape_markdown(r.changes[i]));
+      if (i > 0 && against_base) cells.push_back(escape_markdown(r.changes[i]));
     }
     out += row(cells);
   }
-  if (results.size() > 1) out += "\n\"vs base\": each what-if's change against the base, in percent of the base's value.\n";
+  if (against_base) out += "\n\"vs base\": each what-if's change against the base, in percent of the base's value.\n";
   out += "\n";
   for (std::size_t i = 0; i < results.size(); ++i) out += result_section(results[i], i);
   return out;

@@ -50,7 +50,13 @@ std::string column_name(const sim::Result& r, std::size_t index) {
 std::string render_table(std::span<const sim::Result> results) {
   PARASIM_CHECK(!results.empty(), "a table needs at least one result");
   const sim::Result& base = results.front();
+  const bool against_base = compares_against_base(results);
   std::string out = "parasim: scenario \"" + terminal_safe(base.scenario) + "\", model " + terminal_safe(base.model) + "\n";
+  if (results.size() > 1 && !against_base) {
+    out = "parasim: " + std::to_string(results.size()) + " results of different scenarios, side by side (no change against the first: their models differ):\n";
+    for (std::size_t i = 0; i < results.size(); ++i)
+      out += "  " + column_name(results[i], i) + ": scenario \"" + terminal_safe(results[i].scenario) + "\", model " + terminal_safe(results[i].model) + "\n";
+  }
   out += "plan (" + column_name(base, 0) + "): " + terminal_safe(base.plan) + "\n";
 
   bool same_provenance = true;
@@ -70,7 +76,7 @@ std::string render_table(std::span<const sim::Result> results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     header.push_back(column_name(results[i], i));
     align.push_back(Align::Right);
-    if (i > 0) {
+    if (i > 0 && against_base) {
       header.push_back("vs base");
       align.push_back(Align::Right);
     }
@@ -80,12 +86,12 @@ std::string render_table(std::span<const sim::Result> results) {
     std::vector<std::string> cells{row.figure, row.unit};
     for (std::size_t i = 0; i < results.size(); ++i) {
       cells.push_back(terminal_safe(row.values[i]));
-      if (i > 0) cells.push_back(row.changes[i]);
+      if (i > 0 && against_base) cells.push_back(row.changes[i]);
     }
     grid.push_back(std::move(cells));
   }
   out += layout(grid, align);
-  if (results.size() > 1) out += "\"vs base\": each what-if's change against the base, in percent of the base's value.\n";
+  if (against_base) out += "\"vs base\": each what-if's change against the base, in percent of the base's value.\n";
 
   out += "\nWhere the time goes in " + column_name(base, 0) + " (mean over " + std::to_string(base.devices) + " devices):\n";
   std::vector<std::vector<std::string>> parts{{"part", "s", "% of step"}};

@@ -205,9 +205,12 @@ Scenario load_document(const JsonDocument& doc) {
                                              "; each what-if needs its own name");
       if (other_slug == slug(name))
         throw doc.error_at(name_pointer, "what-if name \"" + name + "\" and \"" + other + "\" (/what_if/" +
-                                             std::to_string(j) + ") would share the output folder \"" + other_slug +
-                                             "\"; rename one");
+                                             std::to_string(j) + ") differ only in case or punctuation (both \"" + other_slug +
+                                             "\"), so a reader of the reports cannot tell them apart; rename one");
     }
+    // "base" names the scenario itself in every table and report.
+    if (slug(name) == "base")
+      throw doc.error_at(name_pointer, "what-if name \"" + name + "\" is the base's, which every table and report already shows; name the what-if after what it changes");
     seen_slugs.emplace_back(slug(name), i);
     s.what_ifs.push_back(load_variant(doc, s, i, profiles));
   }

@@ -1,5 +1,7 @@
 #include "scenarios/search_spec.hpp"
 
+#include <algorithm>
+
 #include "common/error.hpp"
 #include "sim/cluster.hpp"
 
@@ -71,6 +73,24 @@ SearchSpec decode_search_spec(const JsonDocument& doc, const Scenario& base, con
     if (auto problem = sim::check_cluster_spec(cluster, profile))
       throw doc.error_at(json_pointer_append("/search/nodes", i),
                          "the cluster cannot have " + std::to_string(space.nodes[i]) + " nodes: " + problem->message);
+  }
+  // A degree list none of whose values divides any candidate cluster's devices leaves the search
+  // nothing to rank: said at the list, with the device counts it had to divide.
+  std::vector<std::int64_t> device_counts;
+  for (const std::int64_t n : space.nodes.empty() ? std::vector<std::int64_t>{base.cluster.nodes} : space.nodes)
+    device_counts.push_back(n * base.cluster.devices_per_node);
+  for (const auto& [name, degrees] : {std::pair<const char*, const std::vector<std::int64_t>*>{"tp", &space.tp}, {"pp", &space.pp}, {"cp", &space.cp}}) {
+    if (degrees->empty()) continue;
+    const bool any = std::any_of(degrees->begin(), degrees->end(), [&](std::int64_t v) {
+      return std::any_of(device_counts.begin(), device_counts.end(), [&](std::int64_t d) { return v >= 1 && d % v == 0; });
+    });
+    if (any) continue;
+    std::string found, counts;
+    for (const std::int64_t v : *degrees) found += (found.empty() ? "" : ", ") + std::to_string(v);
+    for (const std::int64_t d : device_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(d);
+    throw doc.error_at(std::string("/search/") + name, std::string("found [") + found + "], expected at least one " + name +
+                                                         " degree that divides the cluster's devices (" + counts +
+                                                         "): no candidate of the search space could run");
   }
   return spec;
 }

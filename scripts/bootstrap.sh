@@ -38,10 +38,11 @@ fi
 
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$jobs"
-
 if [ "$mode" = run ]; then
+  # Only what the run needs: the parasim binary (not the tests, the benchmarks or the GPU library).
+  cmake --build build -j"$jobs" --target parasim
   ./build/parasim scenarios/examples/gpt3-175b-1024-a100.json --out parasim-out/gpt3-175b-1024-a100
 else
+  cmake --build build -j"$jobs"
   ctest --test-dir build --output-on-failure -j"$jobs"
 fi

@@ -80,10 +80,17 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
       for (const double c : r.communication) slowest = std::min(slowest, c);
     }
     check_time_range(s.step.tasks, coll_ps, std::max(slowest, 1e-6));
-    begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", 0);
     // The step with overlap free first, so that its timeline is gone before the one kept is made.
-    if (interfered) free_makespan_ps = simulate_simgrid(s.step.tasks, cluster, flows, speeds).timeline.makespan.count;
-    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds, interference);
+    // Each run counts its finished tasks, so a long one shows its rate and the time left.
+    if (interfered) {
+      begin("simulating " + std::to_string(tasks) + " tasks with SimGrid, overlap free", tasks);
+      free_makespan_ps = simulate_simgrid(s.step.tasks, cluster, flows, speeds, {}, progress).timeline.makespan.count;
+      if (progress) progress->update(tasks);
+      end();
+    }
+    begin("simulating " + std::to_string(tasks) + " tasks with SimGrid", tasks);
+    SimGridRun run = simulate_simgrid(s.step.tasks, cluster, flows, speeds, interference, progress);
+    if (progress) progress->update(tasks);
     end();
     s.timeline = std::move(run.timeline);
     s.finish_ps = std::move(run.finish_ps);

@@ -5,13 +5,16 @@
 // error message should the child fail.
 #include "sim/engine/simgrid_engine.hpp"
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <string>
 
@@ -22,7 +25,8 @@ namespace parasim::sim {
 namespace {
 
 struct Header {
-  int status = 0;  ///< 0 not finished, 1 done, 2 failed
+  int status = 0;  ///< 0 not finished, 1 done, 2 failed, 3 the plan cannot run (PlanError)
+  std::atomic<std::uint64_t> finished{0};  ///< tasks finished so far, for the parent's progress
   std::int64_t makespan_ps = 0;
   std::int64_t activities = 0;
   std::int64_t communications = 0;
@@ -49,11 +53,19 @@ class SharedMemory {
   void* data_;
 };
 
-/// The last `keep` characters the child printed (SimGrid's own diagnostics when it aborts).
-std::string drain(int fd, std::size_t keep) {
+/// The last `keep` characters the child printed (SimGrid's own diagnostics when it aborts), read
+/// until the child closes its end; `tick` is called whenever 0.2 s pass with nothing to read.
+std::string drain(int fd, std::size_t keep, const std::function<void()>& tick) {
   std::string tail;
   char buf[4096];
   for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 200);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      tick();
+      continue;
+    }
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -67,7 +79,7 @@ std::string drain(int fd, std::size_t keep) {
 }  // namespace
 
 SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
-                            std::span<const double> device_speed_flops, const Interference& interference) {
+                            std::span<const double> device_speed_flops, const Interference& interference, ProgressSink* progress) {
   const std::size_t tasks = graph.task_count();
   SharedMemory memory(sizeof(Header) + 2 * tasks * sizeof(std::int64_t) + 1);
   auto* header = new (memory.data()) Header{};
@@ -91,7 +103,7 @@ SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std:
     dup2(console[1], STDERR_FILENO);
     close(console[1]);
     try {
-      simgrid_detail::Output out{{times, tasks}, {times + tasks, tasks}, 0, 0, 0, 0, 0, 0};
+      simgrid_detail::Output out{{times, tasks}, {times + tasks, tasks}, 0, 0, 0, 0, 0, 0, &header->finished};
       simgrid_detail::run_here(graph, cluster, flows, device_speed_flops, interference, out);
       header->makespan_ps = out.makespan_ps;
       header->activities = out.activities;
@@ -100,6 +112,9 @@ SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std:
       header->run_cpu_s = out.run_cpu_s;
       header->run_wall_s = out.run_wall_s;
       header->status = 1;
+    } catch (const PlanError& e) {
+      std::snprintf(header->message, sizeof header->message, "%s", e.what());
+      header->status = 3;
     } catch (const std::exception& e) {
       std::snprintf(header->message, sizeof header->message, "%s", e.what());
       header->status = 2;
@@ -110,12 +125,15 @@ SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std:
     _exit(0);
   }
   close(console[1]);
-  const std::string output = drain(console[0], 2000);
+  const std::string output = drain(console[0], 2000, [&] {
+    if (progress) progress->update(static_cast<std::size_t>(header->finished.load(std::memory_order_relaxed)));
+  });
   close(console[0]);
   int wstatus = 0;
   while (waitpid(child, &wstatus, 0) < 0)
     if (errno != EINTR) throw InternalError(std::string("lost the SimGrid process: ") + std::strerror(errno));
 
+  if (header->status == 3) throw PlanError(header->message);
   if (header->status == 2) throw InternalError(std::string("the SimGrid simulation failed: ") + header->message);
   if (header->status != 1) {
     std::string how = WIFSIGNALED(wstatus) ? "was killed by signal " + std::to_string(WTERMSIG(wstatus))

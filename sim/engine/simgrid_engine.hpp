@@ -31,6 +31,7 @@
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/interference.hpp"
+#include "common/progress_sink.hpp"
 #include "sim/task_graph.hpp"
 
 namespace parasim::sim {
@@ -55,7 +56,10 @@ struct SimGridRun {
 /// device d, FLOP/s; `interference`: the rates of each device (none: overlap is free). Throws
 /// InternalError when the child process fails (its reason included) or a task can never start (a
 /// lowering bug: it names the task).
+/// `progress`, when given, hears the count of finished tasks about every 0.2 s while SimGrid runs
+/// (the caller begins and ends its phase, with the task count as its total).
 [[nodiscard]] SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
-                                          std::span<const double> device_speed_flops, const Interference& interference = {});
+                                          std::span<const double> device_speed_flops, const Interference& interference = {},
+                                          ProgressSink* progress = nullptr);
 
 }  // namespace parasim::sim

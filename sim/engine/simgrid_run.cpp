@@ -239,6 +239,7 @@ struct State {
   void finish(TaskId t, std::int64_t at) {
     out.finish_ps[t] = at;
     ++finished_tasks;
+    if (out.finished && finished_tasks % 4096 == 0) out.finished->store(finished_tasks, std::memory_order_relaxed);
     for (std::uint32_t i = succ_begin[t]; i < succ_begin[t + 1]; ++i) {
       const TaskId s = succ[i];
       ready_ps[s] = std::max(ready_ps[s], at);

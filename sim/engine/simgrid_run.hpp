@@ -2,6 +2,7 @@
 /// Internals of the simgrid backend (simgrid_engine.hpp): one SimGrid simulation in the calling
 /// process. It creates SimGrid's process-global engine, so only a child process calls it.
 #include <cstdint>
+#include <atomic>
 #include <span>
 #include <string>
 
@@ -22,6 +23,9 @@ struct Output {
   std::int64_t synchronisations = 0;  ///< semaphore acquisitions (a collective handed to a runner, a finish handed back)
   double run_cpu_s = 0;   ///< CPU time of SimGrid's run (the platform built), for benchmarks
   double run_wall_s = 0;  ///< wall time of the same
+  /// Where the run counts its finished tasks for the parent's progress (memory shared with it),
+  /// every 4,096 tasks; null: not counted.
+  std::atomic<std::uint64_t>* finished = nullptr;
 };
 
 /// Builds the platform and the actors and runs the simulation to its end. Throws InternalError when

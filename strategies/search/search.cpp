@@ -193,6 +193,10 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
   SearchSpace space = options.space;
   if (space.nodes.empty()) space.nodes = {problem.nodes};
   std::vector<CandidateGroup> groups = enumerate_groups(space, facts, problem.training, problem.base, problem.devices_per_node);
+  // Nothing of the space can run: said, rather than ranking the scenario's own plan alone.
+  if (groups.empty())
+    throw PlanError("no candidate of the search space can run on the cluster: in every combination of its degrees one (tp, cp, pp, ep) does "
+                    "not divide the devices left to it, or the global batch is not a multiple of micro_batch × dp; widen the space's lists");
   if (!facts.transformer && evaluator.layer_costs) {
     const Phase phase(observer, "cutting pipelines", 0);
     auto cuts = pipeline_cut_groups(groups, graphs, evaluator);

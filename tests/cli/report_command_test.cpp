@@ -72,6 +72,12 @@ TEST_CASE("parasim report compares saved results of two scenarios side by side",
     at = html.find("<td>" + parasim::reports::significant(step, 4) + "</td>", at);
     CHECK(at < html.find("</tr>", row));
   }
+  // Two scenarios (two models' runs): no change against the first is computed, in any of the three.
+  CHECK_THAT(r.out, Catch::Matchers::StartsWith("parasim: 4 results of different scenarios, side by side (no change against the first: their models differ):\n"
+                                                "  alpha · base: scenario \"alpha\", model gpt2\n"));
+  CHECK_THAT(r.out, !Catch::Matchers::Contains("vs base"));
+  CHECK_THAT(slurp(out / "report.md"), !Catch::Matchers::Contains("vs base"));
+  CHECK_THAT(html, !Catch::Matchers::Contains("<th>vs "));
   // Saved results keep no task timeline: the page says so instead of drawing one.
   CHECK_THAT(html, Catch::Matchers::Contains("<li>Pipeline timeline: saved results (result.json) keep no task timeline"));
   // The same files give the same report.
@@ -81,6 +87,25 @@ TEST_CASE("parasim report compares saved results of two scenarios side by side",
   CHECK(slurp(dir / "again" / "report.md") == slurp(out / "report.md"));
   // In a browser: the breakdown, memory and Pareto charts of the four results drawn, no error.
   (void)parasim::testing::check_in_chromium(out / "report.html", "report-command", 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("parasim report: an image model's throughput is in samples, never labelled tokens", "[cli][report]") {
+  const auto dir = fresh_dir("report-cnn");
+  const auto gpt = saved_result(dir, "gpt", 2);
+  const auto cnn = dir / "cnn.json";
+  std::ofstream(cnn) << R"({ "name": "cnn", "model": { "preset": "resnet50" }, "training": { "global_batch": 64, "micro_batch": 8 },
+    "cluster": { "preset": "dgx-a100", "nodes": 1 }, "plan": { "dp": 8 } })";
+  REQUIRE(run_parasim(q(cnn) + " --out " + q(dir / "cnn")).exit_code == 0);
+  // The ResNet alone: no tokens/s row (its samples are images).
+  CHECK_THAT(slurp(dir / "cnn" / "report.md"), !Catch::Matchers::Contains("tokens/s"));
+  // Beside the GPT: the row is the GPT's, and the ResNet's cell says its unit is samples.
+  const Run r = run_parasim("report " + q(gpt) + " " + q(dir / "cnn" / "result.json") + " --out " + q(dir / "cmp"));
+  REQUIRE(r.exit_code == 0);
+  const std::string md = slurp(dir / "cmp" / "report.md");
+  const auto row = md.find("| throughput | tokens/s |");
+  REQUIRE(row != std::string::npos);
+  CHECK_THAT(md.substr(row, md.find('\n', row) - row), Catch::Matchers::EndsWith("| - (samples) |"));
   std::filesystem::remove_all(dir);
 }
 

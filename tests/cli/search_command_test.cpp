@@ -111,5 +111,29 @@ TEST_CASE("parasim search: bad search settings exit 2 with file, line, column an
     CHECK_THAT(r.err, Catch::Matchers::Contains("/search/objective"));
     CHECK_THAT(r.err, Catch::Matchers::Contains("price_per_device_hour"));
   }
+  SECTION("a tp list none of whose degrees divides the 8 devices") {
+    // It used to rank the scenario's own plan alone, saying nothing.
+    std::string text = kSmall;
+    text.replace(text.find("\"tp\": [1, 2, 4, 8]"), 18, "\"tp\": [3]");
+    const Run r = run_parasim("search " + q(write(dir, text)) + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::EndsWith("at /search/tp: found [3], expected at least one tp degree that divides the cluster's devices (8): no "
+                                                "candidate of the search space could run\n"));
+    CHECK_FALSE(std::filesystem::exists(dir / "o"));
+  }
+  SECTION("degrees that divide but leave no candidate") {
+    // tp 1 × pp 1 leaves dp 8, and a global batch of 8 is no multiple of micro_batch 2 × dp 8: the
+    // space has no candidate (the scenario's own plan, tp 2 × pp 2 × dp 2, would be valid).
+    const Run r = run_parasim("search " + q(write(dir, R"({
+  "name": "empty-search",
+  "model": { "preset": "gpt2", "seq_len": 1024 },
+  "training": { "global_batch": 8, "micro_batch": 2, "precision": "fp16" },
+  "cluster": { "preset": "dgx-a100", "nodes": 1 },
+  "plan": { "tp": 2, "pp": 2, "dp": 2 },
+  "search": { "tp": [1], "pp": [1], "micro_batch": [2], "schedule": ["1f1b"], "zero": [0], "recompute": ["none"], "sequence_parallel": [false] }
+})")) + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("no candidate of the search space can run on the cluster"));
+  }
   std::filesystem::remove_all(dir);
 }

@@ -343,12 +343,19 @@ TEST_CASE("scenario errors: what-ifs, located at the value in the what-if and na
     CHECK(error_of(t.str()) ==
           "s.json:8:26: at /what_if/1/name: what-if name \"A\" is already used by /what_if/0; each what-if needs its own name");
   }
-  SECTION("names that share an output folder") {
+  SECTION("names that differ only in case or punctuation") {
     t.tail = R"(,
   "what_if": [ { "name": "IB 400G", "set": { "plan.pp": 4 } },
                { "name": "ib-400g", "set": { "plan.pp": 1 } } ])";
     CHECK(error_of(t.str()) ==
-          "s.json:8:26: at /what_if/1/name: what-if name \"ib-400g\" and \"IB 400G\" (/what_if/0) would share the output folder \"ib-400g\"; rename one");
+          "s.json:8:26: at /what_if/1/name: what-if name \"ib-400g\" and \"IB 400G\" (/what_if/0) differ only in case or punctuation (both "
+          "\"ib-400g\"), so a reader of the reports cannot tell them apart; rename one");
+  }
+  SECTION("a what-if named base, which every table already shows (two columns named base)") {
+    t.tail = R"(,
+  "what_if": [ { "name": "Base", "set": { "plan.pp": 4 } } ])";
+    CHECK(error_of(t.str()) == "s.json:7:26: at /what_if/0/name: what-if name \"Base\" is the base's, which every table and report already shows; "
+                               "name the what-if after what it changes");
   }
   SECTION("empty set") {
     t.tail = R"(,
