@@ -72,8 +72,11 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
     << " GiB usable per device";
   if (o.pipeline_cuts > 0) t << " (" << o.pipeline_cuts << " with stages cut by dynamic programming)";
   t << "\n";
-  t << "ranked by " << search::to_string(o.objective) << ": every fitting plan by the closed-form estimate, the best " << o.simulated
-    << " simulated (analytical engine, one data-parallel replica standing for all) and ranked first\n";
+  t << "ranked by " << search::to_string(o.objective) << ": every fitting plan by the closed-form estimate; " << o.simulated
+    << " simulated (analytical engine, one data-parallel replica standing for all) and ranked first: the best " << o.simulated_top << " by estimate";
+  if (o.simulated_front > 0) t << ", " << o.simulated_front << " more from the estimates' Pareto front";
+  if (o.simulated_reference > 0) t << ", and the scenario's own plan";
+  t << "\n";
   if (o.refined > 0) t << "the best " << o.refined << " re-simulated with " << o.refine_name << " (figures in search.json)\n";
   else t << o.refine_name << " re-simulation: none (" << reports::terminal_safe(o.refine_note) << ")\n";
   t << "\n";

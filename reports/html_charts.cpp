@@ -1,6 +1,7 @@
 #include "reports/html_charts.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -243,27 +244,44 @@ HtmlChart memory_chart(std::span<const sim::Result> results, std::span<const std
 HtmlChart pareto_chart(std::span<const sim::Result> results, std::span<const std::string> labels) {
   check_labels(results, labels);
   const auto optimal = pareto_optimal(results);
+  // Every point carries its number (its column in the comparison table), short enough not to run
+  // into its neighbours where a sweep's points crowd together; the caption says which is which.
   Json values = Json::array();
+  bool any_unfit = false, any_dominated = false;
+  std::string key;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
+    const std::string status = !r.fits ? "does not fit" : optimal[i] ? "on the Pareto front" : "dominated";
+    any_unfit = any_unfit || !r.fits;
+    any_dominated = any_dominated || status == "dominated";
     values.push_back({{"result", labels[i]},
                       {"plan", r.plan},
                       {"step_time_s", num(sim::time_per_step_s(r))},
                       {"peak_gib", num(in_gib(peak_memory_bytes(r)))},
                       {"devices", sim::devices_in_run(r)},
-                      {"status", !r.fits ? "does not fit" : optimal[i] ? "on the Pareto front" : "dominated"},
-                      {"front_label", optimal[i] ? Json(labels[i]) : Json("")}});
+                      {"status", status},
+                      {"front_label", std::to_string(i + 1)}});
+    key += (key.empty() ? "" : "; ") + std::to_string(i + 1) + " " + labels[i];
   }
-  Json spec = pareto_spec("Pareto front of step time, peak memory per device and device count", std::move(values),
-                          {"on the Pareto front", "dominated", "does not fit"}, {"diamond", "circle", "cross"}, 90,
+  // The legend names only the kinds of point drawn.
+  Json statuses = Json::array({"on the Pareto front"}), shapes = Json::array({"diamond"});
+  if (any_dominated) {
+    statuses.push_back("dominated");
+    shapes.push_back("circle");
+  }
+  if (any_unfit) {
+    statuses.push_back("does not fit");
+    shapes.push_back("cross");
+  }
+  Json spec = pareto_spec("Pareto front of step time, peak memory per device and device count", std::move(values), statuses, shapes, 90,
                           tooltip({field("result", "nominal", "result"), field("plan", "nominal", "plan"),
                                    field("step_time_s", "quantitative", "step time (s)", kFormat),
                                    field("peak_gib", "quantitative", "peak memory per device (GiB)", kFormat),
                                    field("devices", "quantitative", "devices"), field("status", "nominal", "status")}));
   return {"pareto", "Pareto front: step time, memory, devices",
-          "Each result's step time (a local update's per inner step, its synchronisation included) against its peak memory per device, coloured by device count. Diamonds (named) "
-          "are on the Pareto front: they fit, and no other fitting result is as fast, as small and as few devices "
-          "at once while better in one of the three.",
+          "Each result's step time (a local update's per inner step, its synchronisation included) against its peak memory per device, coloured by device count, "
+          "numbered as the comparison's columns (" + key + "). Diamonds are on the Pareto front: they fit, and no other fitting result is as fast, as small "
+          "and as few devices at once while better in one of the three.",
           std::move(spec)};
 }
 
@@ -323,16 +341,20 @@ HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index) {
     numeric = numeric && p.number.has_value();
     series = series || !p.series.empty();
   }
-  const char* const metrics[] = {"step time (s)", "throughput (tokens/s)", "peak memory per device (GiB)"};
-  std::vector<std::string> order;
+  // Throughput in tokens for sequence models, in samples for the others (an image is no token).
+  const bool tokens = std::any_of(sweep.points.begin(), sweep.points.end(), [](const HtmlSweepPoint& p) { return p.result.tokens_per_s != p.result.samples_per_s; });
+  const char* const metrics[] = {"step time (s)", tokens ? "throughput (tokens/s)" : "throughput (samples/s)", "peak memory per device (GiB)"};
+  std::vector<std::string> order, series_order;
   Json values = Json::array();
   for (const auto& p : sweep.points) {
     if (std::find(order.begin(), order.end(), p.value) == order.end()) order.push_back(p.value);
+    if (!p.series.empty() && std::find(series_order.begin(), series_order.end(), p.series) == series_order.end()) series_order.push_back(p.series);
     // A local update's step is its time per inner step with the synchronisation, its throughput
     // every replica's (the Result's own are one replica's inner step).
     const auto& l = p.result.local_update;
-    const double amounts[] = {sim::time_per_step_s(p.result), l ? l->tokens_per_s : p.result.tokens_per_s,
-                              in_gib(peak_memory_bytes(p.result))};
+    // (An image model counts a sample as its one token, so a local update's tokens are its samples.)
+    const double throughput = l ? l->tokens_per_s : tokens ? p.result.tokens_per_s : p.result.samples_per_s;
+    const double amounts[] = {sim::time_per_step_s(p.result), throughput, in_gib(peak_memory_bytes(p.result))};
     for (std::size_t m = 0; m < 3; ++m)
       values.push_back({{"value", numeric ? num(*p.number) : Json(p.value)},
                         {"value_text", p.value},
@@ -350,7 +372,22 @@ HtmlChart sweep_chart(const HtmlSweep& sweep, std::size_t index) {
       {"tooltip", tooltip({field("value_text", "nominal", sweep.parameter), field("series", "nominal", sweep.series_parameter.empty() ? "series" : sweep.series_parameter),
                            field("metric", "nominal", "figure"), field("amount", "quantitative", "value", kFormat),
                            field("memory", "nominal", "memory")})}};
-  if (series) encoding["color"] = {{"field", "series"}, {"type", "nominal"}, {"title", sweep.series_parameter.empty() ? "series" : sweep.series_parameter}};
+  if (series) {
+    // Numbers in numeric order (25, 100, 200), not as text (100, 200, 25); the legend at the bottom,
+    // where a long parameter name has the width of the chart.
+    const bool numbers = std::all_of(series_order.begin(), series_order.end(), [](const std::string& v) {
+      char* end = nullptr;
+      std::strtod(v.c_str(), &end);
+      return !v.empty() && end && *end == '\0';
+    });
+    if (numbers)
+      std::sort(series_order.begin(), series_order.end(), [](const std::string& a, const std::string& b) { return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr); });
+    encoding["color"] = {{"field", "series"},
+                         {"type", "nominal"},
+                         {"sort", strings(series_order)},
+                         {"legend", {{"orient", "bottom"}, {"titleLimit", 600}, {"labelLimit", 300}}},
+                         {"title", sweep.series_parameter.empty() ? "series" : sweep.series_parameter}};
+  }
   Json spec = base_spec("Sweep of " + sweep.parameter + ": step time, throughput and peak memory");
   spec["data"] = {{"values", values}};
   spec["facet"] = {{"column", {{"field", "metric"}, {"type", "nominal"}, {"sort", {metrics[0], metrics[1], metrics[2]}}, {"title", nullptr}}}};
@@ -387,7 +424,8 @@ HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of
                       {"busy", parts}});
   }
   Json spec = base_spec("Pipeline timeline of one step of " + of);
-  spec["width"] = 900;
+  // 760 wide with labels of up to 200 px: inside its card on a 1280 px window.
+  spec["width"] = 760;
   spec["height"] = Json{{"step", 16}};
   spec["data"] = {{"values", values}};
   // Bars name their row by index and look its name up once, which keeps thousands of bars small.
@@ -399,7 +437,7 @@ HtmlChart timeline_chart(const PipelineTimeline& timeline, const std::string& of
   spec["transform"] = Json::array({lookup});
   spec["mark"] = {{"type", "bar"}};
   spec["encoding"] = {
-      {"y", {{"field", "row"}, {"type", "nominal"}, {"sort", strings(timeline.rows)}, {"title", nullptr}, {"axis", {{"labelLimit", 300}}}}},
+      {"y", {{"field", "row"}, {"type", "nominal"}, {"sort", strings(timeline.rows)}, {"title", nullptr}, {"axis", {{"labelLimit", 200}}}}},
       {"x", {{"field", "start_ms"}, {"type", "quantitative"}, {"title", "time in the step (ms)"},
              {"scale", {{"domain", {0, num(static_cast<double>(timeline.step_ps) / kPsPerMs)}}}}}},
       {"x2", {{"field", "end_ms"}}},

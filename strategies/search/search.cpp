@@ -287,8 +287,13 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
       chosen.push_back(i);
       ++extra;
     }
+  outcome.simulated_top = static_cast<std::int64_t>(std::min(top, plans.size()));
+  outcome.simulated_front = static_cast<std::int64_t>(extra);
   for (std::size_t i = 0; i < plans.size(); ++i)
-    if (plans[i].reference && i >= top && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+    if (plans[i].reference && i >= top && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) {
+      chosen.push_back(i);
+      outcome.simulated_reference = 1;
+    }
   std::sort(chosen.begin(), chosen.end());
   std::vector<Evaluation> simulated;
   {

@@ -77,7 +77,10 @@ struct SearchOutcome {
   std::int64_t candidates = 0;  ///< enumerated
   std::int64_t valid = 0;       ///< accepted by check_plan
   std::int64_t fitting = 0;     ///< valid and within the usable memory
-  std::int64_t simulated = 0;   ///< by the analytical engine
+  std::int64_t simulated = 0;   ///< by the analytical engine: the next three together
+  std::int64_t simulated_top = 0;        ///< the best by estimate (simulate_top, or fewer plans)
+  std::int64_t simulated_front = 0;      ///< more from the estimates' Pareto front (pareto_extra at most)
+  std::int64_t simulated_reference = 0;  ///< the scenario's own plan, where it ranked below those
   std::int64_t refined = 0;     ///< by the second backend
   std::int64_t pipeline_cuts = 0;  ///< candidates with a dynamic-programming cut
   /// Why the second backend re-simulated nothing (its error, or that the evaluator has none).

@@ -63,6 +63,11 @@ TEST_CASE("parasim search ranks the plans, writes search.json, and gives the sam
   for (std::size_t i = 1; i < 8; ++i)
     CHECK(plans[i - 1].at("analytical").at("step_time_s").get<double>() <= plans[i].at("analytical").at("step_time_s").get<double>());
   CHECK(plans[0].at("rank") == 1);
+  // The count of simulated plans says where each came from: simulate_top 8 by estimate, the rest
+  // (the estimates' Pareto front, the scenario's plan) named apart.
+  const auto simulated = j.at("counts").at("simulated_count").get<std::int64_t>();
+  CHECK_THAT(r.out, Catch::Matchers::Contains("; " + std::to_string(simulated) +
+                                              " simulated (analytical engine, one data-parallel replica standing for all) and ranked first: the best 8 by estimate"));
 
   const Run again = run_parasim("search " + q(file) + " --out " + q(dir / "b") + " --quiet --threads 1");
   REQUIRE(again.exit_code == 0);

@@ -252,8 +252,16 @@ TEST_CASE("html charts: the Pareto front holds the fitting results no other beat
   CHECK(spec.at("data").at("values").at(2).at("status") == "dominated");
   CHECK(spec.at("data").at("values").at(3).at("status") == "does not fit");
   CHECK(spec.at("data").at("values").at(5).at("status") == "on the Pareto front");
-  CHECK(spec.at("data").at("values").at(5).at("front_label") == "F");
-  CHECK(spec.at("data").at("values").at(6).at("front_label") == "");
+  // Every point numbered as its column (no label runs into its neighbours), the legend all three kinds.
+  CHECK(spec.at("data").at("values").at(5).at("front_label") == "6");
+  CHECK(spec.at("data").at("values").at(6).at("front_label") == "7");
+  CHECK(spec.at("layer").at(0).at("encoding").at("shape").at("scale").at("domain") ==
+        Json::array({"on the Pareto front", "dominated", "does not fit"}));
+  // Where every result fits, the legend has no "does not fit" entry; where none is dominated, none
+  // of that either.
+  const std::vector<sim::Result> fitting{point("A", 1, 10e9, 8), point("B", 2, 5e9, 8)};
+  const Json both = reports::pareto_chart(fitting, reports::result_labels(fitting)).spec;
+  CHECK(both.at("layer").at(0).at("encoding").at("shape").at("scale").at("domain") == Json::array({"on the Pareto front"}));
 }
 
 TEST_CASE("html charts: result labels are variants, led by the scenario when several, repeats numbered", "[reports][html]") {
@@ -299,6 +307,23 @@ TEST_CASE("html charts: a numeric sweep gets a quantitative axis, a text sweep k
   CHECK(chart.spec.at("spec").at("encoding").at("x").at("type") == "ordinal");
   CHECK(chart.spec.at("spec").at("encoding").at("x").at("sort") == Json::parse(R"j(["h100-sxm","a100-80gb"])j"));
   CHECK(chart.spec.at("spec").at("encoding").at("color").at("title") == "cluster.nodes");
+
+  // A numeric series sorts as numbers (25 before 100), not as text, and its legend keeps a long name.
+  reports::HtmlSweep series{"cluster.nodes", "cluster.inter_node.bandwidth_gbps", {}};
+  for (const char* bandwidth : {"100", "200", "25"}) series.points.push_back({"1", 1.0, bandwidth, testing::hand_result()});
+  const Json coloured = reports::sweep_chart(series, 0).spec.at("spec").at("encoding").at("color");
+  CHECK(coloured.at("sort") == Json::array({"25", "100", "200"}));
+  CHECK(coloured.at("legend").at("titleLimit") == 600);
+}
+
+TEST_CASE("html charts: an image model's sweep draws its throughput in samples/s", "[reports][html]") {
+  // hand_result is a sequence model (1024 tokens a sample); an image model's tokens are its samples.
+  sim::Result image = testing::hand_result("cnn", 2.0);
+  image.tokens_per_s = image.samples_per_s;
+  reports::HtmlSweep sweep{"training.global_batch", "", {{"8", 8.0, "", image}}};
+  const Json spec = reports::sweep_chart(sweep, 0).spec;
+  CHECK(spec.at("facet").at("column").at("sort").at(1) == "throughput (samples/s)");
+  CHECK(values_of(spec).at(1).at("amount") == image.samples_per_s);
 }
 
 TEST_CASE("pipeline timeline: one bar per micro-batch and phase on each stream row, by hand", "[reports][html]") {
