@@ -55,6 +55,9 @@ struct Interference {
   bool operator==(const Interference&) const = default;
   /// No rate below 1 (or no devices): overlap is free and simulate_fifo gives the timeline.
   [[nodiscard]] bool none() const;
+  /// The least rate of any device and class (1 where none is below), at least 1e-6: a task slowed by
+  /// interference takes at most 1 / this of its time.
+  [[nodiscard]] double slowest_rate() const;
   [[nodiscard]] const InterferenceRates& of(std::int64_t device) const { return rates[of_device[static_cast<std::size_t>(device)]]; }
   [[nodiscard]] double share_of(std::uint32_t collective) const { return channel_share.empty() ? 1.0 : channel_share[collective]; }
 };

@@ -74,12 +74,7 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
     // SimGrid's clock is a double: the step is refused first if the analytical figures already say
     // it would leave the picosecond clock's range (fifo_engine.hpp).
-    double slowest = 1;
-    for (const InterferenceRates& r : interference.rates) {
-      for (const double c : r.compute) slowest = std::min(slowest, c);
-      for (const double c : r.communication) slowest = std::min(slowest, c);
-    }
-    check_time_range(s.step.tasks, coll_ps, std::max(slowest, 1e-6));
+    check_time_range(s.step.tasks, coll_ps, interference.slowest_rate());
     // The step with overlap free first, so that its timeline is gone before the one kept is made.
     // Each run counts its finished tasks, so a long one shows its rate and the time left.
     if (interfered) {

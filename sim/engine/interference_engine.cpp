@@ -36,6 +36,15 @@ bool InterferenceRates::none() const {
   return true;
 }
 
+double Interference::slowest_rate() const {
+  double slowest = 1;
+  for (const InterferenceRates& r : rates) {
+    for (const double c : r.compute) slowest = std::min(slowest, c);
+    for (const double c : r.communication) slowest = std::min(slowest, c);
+  }
+  return std::max(slowest, 1e-6);
+}
+
 bool Interference::none() const {
   return std::all_of(rates.begin(), rates.end(), [](const InterferenceRates& r) { return r.none(); });
 }
@@ -360,13 +369,7 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
   PARASIM_CHECK(interference.channel_share.empty() || interference.channel_share.size() == g.collectives.size(),
                 "one channel share per collective");
-  // A task slowed by interference takes at most 1 / (the least rate) of its time.
-  double slowest = 1;
-  for (const InterferenceRates& r : interference.rates) {
-    for (const double c : r.compute) slowest = std::min(slowest, c);
-    for (const double c : r.communication) slowest = std::min(slowest, c);
-  }
-  check_time_range(g, collective_ps, std::max(slowest, 1e-6));
+  check_time_range(g, collective_ps, interference.slowest_rate());
   const bool fixed_collectives = std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) {
     return std::all_of(r.communication.begin(), r.communication.end(), [](double c) { return c == 1; });
   });
