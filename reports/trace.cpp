@@ -43,32 +43,11 @@ std::int64_t stage_of(const sim::Result& r, std::int64_t device) {
 
 }  // namespace
 
-std::int64_t trace_events(const sim::Simulation& simulation, const TraceOptions& options) {
-  const sim::TaskGraph& g = simulation.step.tasks;
-  const std::size_t streams = g.stream_count();
-  std::int64_t events = 0;
-  auto count = [&](std::int64_t d) {
-    for (std::size_t s = 0; s < streams; ++s) events += static_cast<std::int64_t>(g.queue_of(static_cast<std::size_t>(d) * streams + s).size());
-  };
-  if (options.devices.empty()) {
-    for (std::int64_t d = 0; d < std::min(g.devices, options.max_devices); ++d) count(d);
-  } else {
-    for (const std::int64_t d : options.devices)
-      if (d >= 0 && d < g.devices) count(d);
-  }
-  return events;
-}
+namespace {
 
-TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, const TraceOptions& options) {
-  const sim::TaskGraph& g = simulation.step.tasks;
-  const sim::Timeline& tl = simulation.timeline;
-  const sim::Result& result = simulation.result;
+/// The devices a trace of `options` holds: the given ones (checked), else the first max_devices.
+std::vector<std::int64_t> traced_devices(const sim::TaskGraph& g, const TraceOptions& options) {
   PARASIM_CHECK(options.max_devices >= 1, "a trace needs max_devices >= 1");
-  PARASIM_CHECK(tl.start_ps.size() == g.task_count(), "the timeline belongs to the task graph");
-  PARASIM_CHECK(simulation.collectives.size() == g.collectives.size(), "the collective estimates belong to the task graph");
-
-  TraceSummary summary;
-  summary.devices_total = g.devices;
   std::vector<std::int64_t> devices = options.devices;
   if (devices.empty()) {
     for (std::int64_t d = 0; d < std::min(g.devices, options.max_devices); ++d) devices.push_back(d);
@@ -77,6 +56,30 @@ TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, c
       PARASIM_CHECK(devices[i] >= 0 && devices[i] < g.devices && (i == 0 || devices[i] > devices[i - 1]),
                     "trace devices must be ascending, distinct and in range");
   }
+  return devices;
+}
+
+}  // namespace
+
+std::int64_t trace_events(const sim::Simulation& simulation, const TraceOptions& options) {
+  const sim::TaskGraph& g = simulation.step.tasks;
+  const std::size_t streams = g.stream_count();
+  std::int64_t events = 0;
+  for (const std::int64_t d : traced_devices(g, options))
+    for (std::size_t s = 0; s < streams; ++s) events += static_cast<std::int64_t>(g.queue_of(static_cast<std::size_t>(d) * streams + s).size());
+  return events;
+}
+
+TraceSummary write_trace(std::ostream& out, const sim::Simulation& simulation, const TraceOptions& options) {
+  const sim::TaskGraph& g = simulation.step.tasks;
+  const sim::Timeline& tl = simulation.timeline;
+  const sim::Result& result = simulation.result;
+  PARASIM_CHECK(tl.start_ps.size() == g.task_count(), "the timeline belongs to the task graph");
+  PARASIM_CHECK(simulation.collectives.size() == g.collectives.size(), "the collective estimates belong to the task graph");
+
+  TraceSummary summary;
+  summary.devices_total = g.devices;
+  const std::vector<std::int64_t> devices = traced_devices(g, options);
   summary.devices_written = static_cast<std::int64_t>(devices.size());
   summary.truncated = summary.devices_written < summary.devices_total;
   if (summary.truncated) {
