@@ -1,6 +1,5 @@
 #include "calibrate/cpu.hpp"
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,7 +79,7 @@ bool on_cache_edge(double bytes, double last_level_cache_bytes) {
 CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
-  m.blas = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+  m.blas = exec::blas_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
   m.thin_other = options.thin_other;
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   exec::set_blas_threads(static_cast<int>(m.threads));
@@ -128,7 +127,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   }
   {
     float a = 1, b = 1, c = 0;
-    m.call_overhead_s = best_seconds([&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1); }, 1000, 0.01);
+    m.call_overhead_s = best_seconds([&] { exec::sgemm(false, false, 1, 1, 1, &a, &b, &c); }, 1000, 0.01);
   }
 
   // The executor's own memory-bound and softmax kernels, on this thread, as its compute stream

@@ -1,11 +1,8 @@
 #include "exec/gpu_plugin.hpp"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <filesystem>
 #include <mutex>
-#include <vector>
+
+#include "common/plugin.hpp"
 
 namespace parasim::exec {
 namespace {
@@ -16,31 +13,12 @@ struct Loaded {
 };
 
 Loaded load() {
-#ifndef PARASIM_GPU_PLUGIN_NAME
+#ifndef PARASIM_GPU_PLUGIN
   return {nullptr, "this build of parasim has no GPU support: no CUDA toolkit with NCCL was found when it was configured"};
 #else
-  // Beside the binary (build/parasim), or one folder up (build/tests/parasim_tests), else where the
-  // build wrote it.
-  std::vector<std::filesystem::path> candidates;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(self.parent_path() / PARASIM_GPU_PLUGIN_NAME);
-    candidates.push_back(self.parent_path().parent_path() / PARASIM_GPU_PLUGIN_NAME);
-  }
-  candidates.push_back(std::filesystem::path(PARASIM_GPU_PLUGIN_DIR) / PARASIM_GPU_PLUGIN_NAME);
-  for (const auto& path : candidates) {
-    if (!std::filesystem::exists(path, ec)) continue;
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) return {nullptr, "cannot load " + path.string() + ": " + ::dlerror()};
-    using Entry = const GpuPlugin* (*)();
-    const auto entry = reinterpret_cast<Entry>(::dlsym(handle, "parasim_gpu_plugin"));
-    if (!entry) return {nullptr, path.string() + " has no parasim_gpu_plugin entry: it is not this build's GPU library"};
-    const GpuPlugin* plugin = entry();
-    if (!plugin || plugin->version != kGpuPluginVersion) return {nullptr, path.string() + " is another build's GPU library (its table's version differs)"};
-    return {plugin, ""};
-  }
-  return {nullptr, std::string("this build's GPU library, ") + PARASIM_GPU_PLUGIN_NAME + ", is not beside the parasim binary nor in " + PARASIM_GPU_PLUGIN_DIR};
+  Loaded loaded;
+  loaded.plugin = static_cast<const GpuPlugin*>(load_plugin("libparasim_gpu.so", "parasim_gpu_plugin", kGpuPluginVersion, false, loaded.why));
+  return loaded;
 #endif
 }
 

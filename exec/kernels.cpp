@@ -1,13 +1,12 @@
 #include "exec/kernels.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "common/error.hpp"
+#include "exec/blas_plugin.hpp"
 #include "sim/cost_model.hpp"
 
 namespace parasim::exec {
@@ -39,12 +38,13 @@ float* Scratch::get(int slot, std::size_t count) {
 }
 
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(ta ? m : k), b, static_cast<blasint>(tb ? k : n), 0.0f, c,
-              static_cast<blasint>(n));
+  static const BlasPlugin& blas = blas_plugin();
+  blas.sgemm(ta, tb, m, n, k, a, b, c);
 }
 
-void set_blas_threads(int threads) { openblas_set_num_threads(std::max(threads, 1)); }
+void set_blas_threads(int threads) { blas_plugin().set_threads(threads); }
+
+std::string blas_config() { return blas_plugin().config(); }
 
 namespace {
 

@@ -106,10 +106,14 @@ void softmax_rows(const float* x, float* y, std::size_t n, std::size_t row);
 void adam_update(float* p, const float* g, float* m, float* v, std::size_t n);
 
 /// Single-precision GEMM C[m×n] = A[m×k]·B[k×n] (row-major, leading dimensions their widths), through
-/// OpenBLAS; `ta`/`tb` transpose the operands as stored.
+/// OpenBLAS (libparasim_blas.so, loaded on the first call: exec/blas_plugin.hpp; a PlanError when it
+/// cannot be); `ta`/`tb` transpose the operands as stored.
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c);
 
 /// OpenBLAS's threads for the calling process (the ranks on one host share its cores).
 void set_blas_threads(int threads);
+
+/// OpenBLAS's own account of its build ("OpenBLAS 0.3.21 DYNAMIC_ARCH …"), for a profile's provenance.
+[[nodiscard]] std::string blas_config();
 
 }  // namespace parasim::exec

@@ -2,7 +2,8 @@
 // pair of the task graph's collectives, so each stream thread orders its own collectives as a
 // CUDA stream with its NCCL communicator would; a duplicate of the world for pipeline sends, tagged
 // by stream. Every operation is non-blocking and polled to completion: a blocked MPI call spins on
-// its core, and on a CPU the compute stream beside it needs that core.
+// its core, and on a CPU the compute stream beside it needs that core. Compiled into
+// libparasim_mpi.so only (mpi/backend.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -13,16 +14,11 @@
 #include <thread>
 
 #include "common/error.hpp"
-#include "mpi/session.hpp"
 #include "mpi/polling.hpp"
-
-#ifdef PARASIM_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "mpi/world.hpp"
 
 namespace parasim::mpi {
 
-#ifdef PARASIM_HAVE_MPI
 namespace {
 
 int count_of(double bytes) {
@@ -163,27 +159,17 @@ class MpiTransport final : public exec::Transport {
 };
 
 }  // namespace
-#endif
 
-std::unique_ptr<exec::Transport> Session::execute_transport(int part) const {
-#ifdef PARASIM_HAVE_MPI
-  PARASIM_CHECK(active_, "an MPI transport runs under mpirun");
+std::unique_ptr<exec::Transport> World::execute_transport(int part) const {
   if (part < 0) return std::make_unique<MpiTransport>(MPI_COMM_WORLD);
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, part, rank_, &comm);
   auto transport = std::make_unique<MpiTransport>(comm);
   MPI_Comm_free(&comm);
   return transport;
-#else
-  (void)part;
-  PARASIM_CHECK(false, "this build has no MPI");
-  return nullptr;
-#endif
 }
 
-void Session::send_to_clients(float* data, std::size_t count) const {
-#ifdef PARASIM_HAVE_MPI
-  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+void World::send_to_clients(float* data, std::size_t count) const {
   const int n = count_of(static_cast<double>(count) * sizeof(float));
   if (rank_ == 0) {
     std::vector<MPI_Request> requests(static_cast<std::size_t>(size_ - 1));
@@ -194,15 +180,9 @@ void Session::send_to_clients(float* data, std::size_t count) const {
     MPI_Irecv(data, n, MPI_FLOAT, 0, 77, MPI_COMM_WORLD, &request);
     wait_polling(request);
   }
-#else
-  (void)data;
-  (void)count;
-#endif
 }
 
-void Session::gather_from_clients(const float* mine, std::size_t count, float* all) const {
-#ifdef PARASIM_HAVE_MPI
-  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+void World::gather_from_clients(const float* mine, std::size_t count, float* all) const {
   const int n = count_of(static_cast<double>(count) * sizeof(float));
   if (rank_ == 0) {
     std::vector<MPI_Request> requests(static_cast<std::size_t>(size_ - 1));
@@ -214,16 +194,9 @@ void Session::gather_from_clients(const float* mine, std::size_t count, float* a
     MPI_Isend(mine, n, MPI_FLOAT, 0, 78, MPI_COMM_WORLD, &request);
     wait_polling(request);
   }
-#else
-  (void)mine;
-  (void)count;
-  (void)all;
-#endif
 }
 
-std::function<void(float*, std::size_t)> Session::all_reduce_among(int part) const {
-#ifdef PARASIM_HAVE_MPI
-  PARASIM_CHECK(active_, "an all-reduce runs under mpirun");
+std::function<void(float*, std::size_t)> World::all_reduce_among(int part) const {
   auto comm = std::shared_ptr<MPI_Comm>(new MPI_Comm, [](MPI_Comm* c) {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -236,11 +209,6 @@ std::function<void(float*, std::size_t)> Session::all_reduce_among(int part) con
     MPI_Iallreduce(MPI_IN_PLACE, data, count_of(static_cast<double>(count) * sizeof(float)), MPI_FLOAT, MPI_SUM, *comm, &request);
     wait_polling(request);
   };
-#else
-  (void)part;
-  PARASIM_CHECK(false, "this build has no MPI");
-  return {};
-#endif
 }
 
 }  // namespace parasim::mpi

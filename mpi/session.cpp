@@ -1,85 +1,30 @@
+// mpi::Session without MPI linked: under a launcher it loads libparasim_mpi.so (mpi/backend.hpp) and
+// forwards to it; otherwise it is one process and loads nothing.
 #include "mpi/session.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <atomic>
-#include <thread>
 #include <cstdlib>
-#include <cstring>
-#include <exception>
-#include <limits>
-#include <vector>
+#include <mutex>
+#include <thread>
 
-#include "calibrate/source_text.hpp"
 #include "common/error.hpp"
-#include "exec/kernels.hpp"
-#include "mpi/polling.hpp"
-
-#ifdef PARASIM_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "common/plugin.hpp"
+#include "mpi/backend.hpp"
 
 namespace parasim::mpi {
 namespace {
 
-#ifdef PARASIM_HAVE_MPI
-class MpiExecutor final : public strategies::search::Executor {
- public:
-  MpiExecutor(int rank, int size, unsigned threads) : rank_(rank), size_(size), local_(threads) {}
-
-  std::vector<std::byte> map(std::size_t n, std::size_t record_bytes, const strategies::search::RecordTask& task,
-                             const strategies::search::ProgressFn& progress) const override {
-    const auto ranks = static_cast<std::size_t>(size_), me = static_cast<std::size_t>(rank_);
-    // Round-robin: rank r runs indices r, r + size, r + 2·size, … (neighbouring candidates cost
-    // alike, so each rank gets a fair share of the expensive ones).
-    const std::size_t mine = n > me ? (n - me + ranks - 1) / ranks : 0;
-    std::vector<std::byte> local;
-    std::exception_ptr failure;
-    try {
-      // Only rank 0 reports progress, scaled to the whole (its share is 1/size of the work).
-      const strategies::search::ProgressFn scaled =
-          progress && rank_ == 0 ? strategies::search::ProgressFn([&](std::size_t done, std::size_t) {
-            progress(std::min(n, done * ranks), n);
-          })
-                                 : strategies::search::ProgressFn();
-      local = local_.map(
-          mine, record_bytes, [&](std::size_t k, std::byte* out) { task(me + k * ranks, out); }, scaled);
-    } catch (...) {
-      failure = std::current_exception();
-      local.assign(mine * record_bytes, std::byte{0});
-    }
-    // Every rank learns whether any failed before the gather, so none waits for a rank that left.
-    int failed = failure ? rank_ + 1 : 0, first_failed = 0;
-    MPI_Allreduce(&failed, &first_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (failure) std::rethrow_exception(failure);
-    if (first_failed != 0)
-      throw PlanError("MPI rank " + std::to_string(first_failed - 1) + " failed while evaluating candidates; its message says why");
-
-    std::vector<int> counts(ranks), displs(ranks);
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < ranks; ++r) {
-      const std::size_t share = n > r ? (n - r + ranks - 1) / ranks : 0;
-      PARASIM_CHECK(share * record_bytes <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "MPI gather fits in an int count");
-      counts[r] = static_cast<int>(share * record_bytes);
-      displs[r] = static_cast<int>(total);
-      total += share * record_bytes;
-    }
-    std::vector<std::byte> gathered(total);
-    MPI_Allgatherv(local.data(), counts[me], MPI_BYTE, gathered.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
-    std::vector<std::byte> records(n * record_bytes);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t r = i % ranks, k = i / ranks;
-      std::memcpy(records.data() + i * record_bytes, gathered.data() + static_cast<std::size_t>(displs[r]) + k * record_bytes, record_bytes);
-    }
-    if (progress && rank_ == 0) progress(n, n);
-    return records;
-  }
-
- private:
-  int rank_, size_;
-  strategies::search::ThreadExecutor local_;
-};
-#endif
+/// libparasim_mpi.so's table, loaded on the first call; a PlanError saying why when it cannot be.
+const MpiPlugin& mpi_plugin() {
+  static std::once_flag once;
+  static const MpiPlugin* loaded = nullptr;
+  static std::string why;
+  // Open MPI's own components (its transports, its launcher's client) are shared libraries it
+  // opens itself and that look up its symbols in the process's global scope: RTLD_GLOBAL.
+  std::call_once(once, [] { loaded = static_cast<const MpiPlugin*>(load_plugin("libparasim_mpi.so", "parasim_mpi_plugin", kMpiPluginVersion, true, why)); });
+  if (!loaded) throw PlanError("MPI is not available: " + why);
+  return *loaded;
+}
 
 }  // namespace
 
@@ -107,220 +52,51 @@ bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullpt
 
 Session::Session(bool threads) {
   if (!launched_by_mpirun()) return;
-#ifdef PARASIM_HAVE_MPI
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Init_thread(nullptr, nullptr, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
-    if (threads && provided < MPI_THREAD_MULTIPLE) {
-      MPI_Finalize();
-      throw PlanError("this MPI library gives thread level " + std::to_string(provided) + ", and `parasim execute` needs MPI_THREAD_MULTIPLE (" +
-                      std::to_string(MPI_THREAD_MULTIPLE) + "): its stream threads call MPI at once");
-    }
+  if (!available()) {
+    note_ = "this build has no MPI (CMake found none): every rank runs the whole search alone";
+    return;
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  backend_ = mpi_plugin().start(threads);
+  rank_ = backend_->rank();
+  size_ = backend_->size();
   active_ = true;
-#else
-  (void)threads;
-  note_ = "this build has no MPI (CMake found none): every rank runs the whole search alone";
-#endif
 }
 
-Session::~Session() {
-#ifdef PARASIM_HAVE_MPI
-  if (active_) {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
-  }
-#endif
-}
+Session::~Session() = default;
 
 std::unique_ptr<strategies::search::Executor> Session::executor(unsigned threads) const {
-#ifdef PARASIM_HAVE_MPI
-  if (active_ && size_ > 1) return std::make_unique<MpiExecutor>(rank_, size_, threads);
-#endif
+  if (active_) return backend_->executor(threads);
   return std::make_unique<strategies::search::ThreadExecutor>(threads);
 }
 
-namespace {
-
-#ifdef PARASIM_HAVE_MPI
-/// One collective of `test` over MPI_COMM_WORLD on `count` floats (for the gathers and scatters a
-/// whole share per rank), as `parasim execute` runs it: the non-blocking call polled to completion
-/// (mpi/polling.hpp). sendrecv sends to the next rank while receiving from the previous. `in` holds
-/// `count` floats, `out` as many.
-void run_polled(calibrate::NcclTest test, int count, float* in, float* out, int rank, int size) {
-  MPI_Request requests[2];
-  int active = 1;
-  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
-  switch (test) {
-    case calibrate::NcclTest::AllReduce:
-      MPI_Iallreduce(MPI_IN_PLACE, in, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
-      break;
-    case calibrate::NcclTest::AllGather:
-      MPI_Iallgather(in, count / size, MPI_FLOAT, out, count / size, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
-      break;
-    case calibrate::NcclTest::ReduceScatter:
-      MPI_Ireduce_scatter_block(in, out, count / size, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
-      break;
-    case calibrate::NcclTest::SendRecv:
-      MPI_Irecv(out, count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
-      MPI_Isend(in, count, MPI_FLOAT, next, 0, MPI_COMM_WORLD, &requests[1]);
-      active = 2;
-      break;
-  }
-  for (int i = 0; i < active; ++i) wait_polling(requests[i]);
-}
-#endif
-
-/// The MPI call run_polled makes for `test`, for the profile's source.
-const char* mpi_call(calibrate::NcclTest test) {
-  switch (test) {
-    case calibrate::NcclTest::AllReduce: return "MPI_Iallreduce";
-    case calibrate::NcclTest::AllGather: return "MPI_Iallgather";
-    case calibrate::NcclTest::ReduceScatter: return "MPI_Ireduce_scatter_block";
-    case calibrate::NcclTest::SendRecv: return "MPI_Isend and MPI_Irecv";
-  }
-  return "MPI_Iallreduce";
+std::unique_ptr<exec::Transport> Session::execute_transport(int part) const {
+  PARASIM_CHECK(active_, "an MPI transport runs under mpirun");
+  return backend_->execute_transport(part);
 }
 
-double median_of(std::vector<double> v) {
-  PARASIM_CHECK(!v.empty(), "a median of at least one time");
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
+std::function<void(float*, std::size_t)> Session::all_reduce_among(int part) const {
+  PARASIM_CHECK(active_, "an all-reduce runs under mpirun");
+  return backend_->all_reduce_among(part);
 }
 
-}  // namespace
+void Session::send_to_clients(float* data, std::size_t count) const {
+  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+  backend_->send_to_clients(data, count);
+}
+
+void Session::gather_from_clients(const float* mine, std::size_t count, float* all) const {
+  PARASIM_CHECK(active_, "a federated round runs under mpirun");
+  backend_->gather_from_clients(mine, count, all);
+}
 
 calibrate::NcclTestsLog Session::collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const {
   PARASIM_CHECK(active_ && iterations >= 1 && warmup >= 0, "a collective sweep runs under MPI");
-  calibrate::NcclTestsLog log;
-  log.test = test;
-  log.ranks = size_;
-  log.latency_from_fastest_row = true;  // polled waits: small sizes noisier than their differences
-#ifdef PARASIM_HAVE_MPI
-  // Every rank's processor name, fixed-size, to count the hosts.
-  std::vector<char> name(MPI_MAX_PROCESSOR_NAME, '\0'), names(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
-  int length = 0;
-  MPI_Get_processor_name(name.data(), &length);
-  MPI_Allgather(name.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
-  std::vector<std::string> hosts;
-  for (int r = 0; r < size_; ++r) {
-    std::string h(names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
-    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
-  }
-  log.hosts = static_cast<std::int64_t>(hosts.size());
-  log.device = calibrate::source_text("MPI ranks on " + hosts.front());
-  double largest = 0;
-  for (double b : bytes) largest = std::max(largest, b);
-  const auto floats = static_cast<std::size_t>(largest / sizeof(float)) + 1;
-  std::vector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
-  const double n = static_cast<double>(size_);
-  for (const double b : bytes) {
-    // Whole floats, and for the gathers and scatters a whole share per rank.
-    const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
-    const auto count = static_cast<int>(std::floor(b / sizeof(float) / per_rank)) * per_rank;
-    if (count == 0) continue;
-    auto once = [&] {
-      run_polled(test, count, in.data(), out.data(), rank_, size_);
-      in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
-    };
-    for (int k = 0; k < warmup; ++k) once();
-    // Rounds of `iterations` calls until the rounds took 50 ms (at most 100 rounds): a polled wait
-    // ends on a sleep's boundary (tens of microseconds), so a small size needs many calls for its
-    // mean to settle. Each round counts the slowest rank's time; every rank sees the same sum.
-    double total = 0;
-    int calls = 0;
-    for (int round = 0; round < 100 && (round == 0 || total < 0.05); ++round) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = MPI_Wtime();
-      for (int k = 0; k < iterations; ++k) once();
-      double mine = MPI_Wtime() - t0, slowest_round = 0;
-      MPI_Allreduce(&mine, &slowest_round, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      total += slowest_round;
-      calls += iterations;
-    }
-    const double slowest = total / calls;
-    const double size = static_cast<double>(count) * sizeof(float);
-    // nccl-tests' bus bandwidth factors (its doc/PERFORMANCE.md): 2(n-1)/n for all_reduce, (n-1)/n
-    // for all_gather and reduce_scatter, 1 for sendrecv.
-    const double factor = test == calibrate::NcclTest::AllReduce ? 2 * (n - 1) / n : test == calibrate::NcclTest::SendRecv ? 1.0 : (n - 1) / n;
-    log.rows.push_back({size, slowest, 0, factor * size / slowest, 0});
-  }
-#else
-  (void)bytes;
-  (void)warmup;
-#endif
-  return log;
+  return backend_->collective_sweep(test, bytes, warmup, iterations);
 }
 
 calibrate::InterferenceMeasurement Session::interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const {
   PARASIM_CHECK(active_ && gemm_n >= 1 && bytes >= sizeof(float), "an interference measurement runs under MPI");
-  calibrate::InterferenceMeasurement m;
-  m.ranks = size_;
-  m.gemm_n = gemm_n;
-  m.collective_bytes = bytes;
-  m.gemm_text = "an fp32 cblas_sgemm on " + std::to_string(blas_threads) + (blas_threads == 1 ? " thread" : " threads") + " of";
-  m.collective = test;
-  m.collective_text = std::string(mpi_call(test)) + " polled by a second thread as parasim execute runs it";
-  m.command = "parasim calibrate --backend mpi";
-#ifdef PARASIM_HAVE_MPI
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  MPI_Get_processor_name(name, &length);
-  m.device_name = calibrate::source_text("MPI ranks on " + std::string(name));
-  const auto n = static_cast<std::size_t>(gemm_n);
-  std::vector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f);
-  // Whole floats, and for the gathers and scatters a whole share per rank (as collective_sweep).
-  const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
-  const auto count = std::max(per_rank, static_cast<int>(std::min(bytes / sizeof(float), 2147483647.0)) / per_rank * per_rank);
-  std::vector<float> buffer(static_cast<std::size_t>(count), 1.0f), out(static_cast<std::size_t>(count), 0.0f);
-  auto gemm = [&] {
-    const double t0 = MPI_Wtime();
-    exec::sgemm(false, false, gemm_n, gemm_n, gemm_n, a.data(), b.data(), c.data());
-    return MPI_Wtime() - t0;
-  };
-  auto collective = [&] {
-    const double t0 = MPI_Wtime();
-    run_polled(test, count, buffer.data(), out.data(), rank_, size_);
-    // Keep the values from growing: an in-place sum of `size_` ones would double every call.
-    buffer[0] = 1.0f;
-    return MPI_Wtime() - t0;
-  };
-  constexpr int kRuns = 9;
-  exec::set_blas_threads(blas_threads);
-  (void)gemm();
-  (void)collective();
-  std::vector<double> gemm_alone, reduce_alone, gemm_beside, reduce_beside;
-  MPI_Barrier(MPI_COMM_WORLD);
-  for (int k = 0; k < kRuns; ++k) gemm_alone.push_back(gemm());
-  MPI_Barrier(MPI_COMM_WORLD);
-  for (int k = 0; k < kRuns; ++k) reduce_alone.push_back(collective());
-  // Beside each other: GEMMs on a second thread for as long as this one all-reduces (only this
-  // thread calls MPI); the GEMMs that started before the last all-reduce ended count.
-  MPI_Barrier(MPI_COMM_WORLD);
-  std::atomic<bool> stop{false};
-  std::thread compute([&] {
-    exec::set_blas_threads(blas_threads);
-    while (!stop.load()) gemm_beside.push_back(gemm());
-  });
-  for (int k = 0; k < kRuns; ++k) reduce_beside.push_back(collective());
-  stop = true;
-  compute.join();
-  if (gemm_beside.size() > 1) gemm_beside.pop_back();  // the one that ran past the last all-reduce
-  double mine[4] = {median_of(gemm_alone), median_of(gemm_beside), median_of(reduce_alone), median_of(reduce_beside)}, sum[4] = {};
-  MPI_Allreduce(mine, sum, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  m.gemm_alone_s = sum[0] / size_;
-  m.gemm_beside_s = sum[1] / size_;
-  m.collective_alone_s = sum[2] / size_;
-  m.collective_beside_s = sum[3] / size_;
-#else
-  (void)blas_threads;
-#endif
-  return m;
+  return backend_->interference(test, gemm_n, bytes, blas_threads);
 }
 
 }  // namespace parasim::mpi

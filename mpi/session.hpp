@@ -1,5 +1,6 @@
 #pragma once
-/// MPI for `mpirun -np N parasim search …` (Open MPI): the search's candidates are spread over the
+/// MPI for `mpirun -np N parasim search …` (Open MPI, loaded only then: libparasim_mpi.so,
+/// mpi/backend.hpp): the search's candidates are spread over the
 /// ranks and every rank gathers every figure, so all ranks rank alike and rank 0 alone prints and
 /// writes. MPI starts only when a launcher started this process (it set OMPI_COMM_WORLD_SIZE or
 /// PMIX_RANK): a plain `parasim search` needs no launcher and runs as one process. A build without
@@ -15,6 +16,8 @@
 #include "strategies/search/executor.hpp"
 
 namespace parasim::mpi {
+
+class Backend;  // mpi/backend.hpp: MPI itself, in libparasim_mpi.so
 
 /// Whether this build has MPI.
 [[nodiscard]] bool available();
@@ -82,8 +85,6 @@ class Session {
   /// rank's each round) until the rounds took 50 ms. Returned
   /// on every rank as an nccl-tests log of that collective, bus bandwidths by nccl-tests' factors
   /// (ranks: the world's size; hosts: distinct MPI_Get_processor_name). Precondition: active().
-  /// (Here rather than in calibrate/, because MPI is linked ahead of SimGrid's own MPI symbols in
-  /// this one library: mpi/CMakeLists.txt.)
   [[nodiscard]] calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const;
 
   /// `parasim calibrate --backend mpi`: what compute and a collective of `test` cost each other on
@@ -98,6 +99,7 @@ class Session {
   int rank_ = 0;
   int size_ = 1;
   std::string note_;
+  std::unique_ptr<Backend> backend_;  ///< under a launcher, with MPI: MPI until the session ends
 };
 
 }  // namespace parasim::mpi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs a build of parasim for a GPU machine that lacks this project's Debian packages (a cloud GPU
-# image, say): the parasim binary, its GPU library, the test binary, and every shared library they
+# image, say): the parasim binary, its plugins (common/plugin.hpp), the test binary, and every shared library they
 # load except the C library's and CUDA's own, which must be the GPU machine's (CUDA's libraries match
 # its driver). scripts/gpu-check.sh unpacks it there and runs the GPU checks.
 #   bash scripts/gpu-bundle.sh [BUILD_DIR] [OUT.tar.gz]     (defaults: build, gpu-bundle.tar.gz)
@@ -13,8 +13,9 @@ done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build/tests" "$stage/build/gpu-lib"
-cp "$build/parasim" "$build/libparasim_gpu.so" "$stage/build/"
-binaries=("$build/parasim" "$build/libparasim_gpu.so")
+binaries=("$build/parasim")
+for plugin in "$build"/libparasim_*.so; do binaries+=("$plugin"); done
+cp "${binaries[@]}" "$stage/build/"
 if [ -f "$build/tests/parasim_tests" ]; then
   cp "$build/tests/parasim_tests" "$stage/build/tests/"
   binaries+=("$build/tests/parasim_tests")

@@ -16,12 +16,28 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <mutex>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/plugin.hpp"
 #include "sim/engine/simgrid_run.hpp"
 
 namespace parasim::sim {
+
+namespace simgrid_detail {
+
+const SimgridPlugin& simgrid_plugin() {
+  static std::once_flag once;
+  static const SimgridPlugin* loaded = nullptr;
+  static std::string why;
+  std::call_once(once, [] { loaded = static_cast<const SimgridPlugin*>(load_plugin("libparasim_simgrid.so", "parasim_simgrid_plugin", kSimgridPluginVersion, false, why)); });
+  if (!loaded) throw PlanError("--backend simgrid: SimGrid is not available: " + why);
+  return *loaded;
+}
+
+}  // namespace simgrid_detail
+
 namespace {
 
 struct Header {
@@ -80,6 +96,9 @@ std::string drain(int fd, std::size_t keep, const std::function<void()>& tick) {
 
 SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
                             std::span<const double> device_speed_flops, const Interference& interference, ProgressSink* progress) {
+  // Loaded here, before the fork: the child must not take the dynamic loader's locks, which another
+  // thread of this process may have held when it forked.
+  const simgrid_detail::SimgridPlugin& simgrid = simgrid_detail::simgrid_plugin();
   const std::size_t tasks = graph.task_count();
   SharedMemory memory(sizeof(Header) + 2 * tasks * sizeof(std::int64_t) + 1);
   auto* header = new (memory.data()) Header{};
@@ -104,7 +123,7 @@ SimGridRun simulate_simgrid(const TaskGraph& graph, const Cluster& cluster, std:
     close(console[1]);
     try {
       simgrid_detail::Output out{{times, tasks}, {times + tasks, tasks}, 0, 0, 0, 0, 0, 0, &header->finished};
-      simgrid_detail::run_here(graph, cluster, flows, device_speed_flops, interference, out);
+      simgrid.run(graph, cluster, flows, device_speed_flops, interference, out);
       header->makespan_ps = out.makespan_ps;
       header->activities = out.activities;
       header->communications = out.communications;

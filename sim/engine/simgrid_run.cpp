@@ -512,3 +512,9 @@ void run_here(const TaskGraph& g, const Cluster& cluster, std::span<const Collec
 }
 
 }  // namespace parasim::sim::simgrid_detail
+
+extern "C" __attribute__((visibility("default"))) const parasim::sim::simgrid_detail::SimgridPlugin* parasim_simgrid_plugin() {
+  static const parasim::sim::simgrid_detail::SimgridPlugin table{parasim::sim::simgrid_detail::kSimgridPluginVersion,
+                                                                  &parasim::sim::simgrid_detail::run_here};
+  return &table;
+}

@@ -1,6 +1,8 @@
 #pragma once
 /// Internals of the simgrid backend (simgrid_engine.hpp): one SimGrid simulation in the calling
-/// process. It creates SimGrid's process-global engine, so only a child process calls it.
+/// process. It creates SimGrid's process-global engine, so only a child process calls it. It is built
+/// into libparasim_simgrid.so (common/plugin.hpp), the one part of parasim that links SimGrid, which
+/// the parent loads before it forks (simgrid_plugin()).
 #include <cstdint>
 #include <atomic>
 #include <span>
@@ -32,5 +34,17 @@ struct Output {
 /// a task never starts. Precondition: no SimGrid engine exists in this process yet.
 void run_here(const TaskGraph& graph, const Cluster& cluster, std::span<const CollectiveFlows> flows,
               std::span<const double> device_speed_flops, const Interference& interference, Output& out);
+
+/// What libparasim_simgrid.so provides.
+struct SimgridPlugin {
+  int version = 1;  ///< kSimgridPluginVersion of the build that made it
+  decltype(&run_here) run = nullptr;
+};
+
+inline constexpr int kSimgridPluginVersion = 1;
+
+/// The loaded library's table, loading it on the first call (thread-safe). Throws PlanError saying
+/// why when it cannot be loaded (the `--backend simgrid` runs need it).
+[[nodiscard]] const SimgridPlugin& simgrid_plugin();
 
 }  // namespace parasim::sim::simgrid_detail

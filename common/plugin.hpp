@@ -1,0 +1,26 @@
+#pragma once
+/// parasim's optional parts that link a large library — the GPU parts (CUDA, cuBLAS, cuDNN, NCCL),
+/// MPI, SimGrid and OpenBLAS — are each built into a shared library of their own beside the
+/// `parasim` binary (libparasim_gpu.so, libparasim_mpi.so, libparasim_simgrid.so,
+/// libparasim_blas.so; cli/CMakeLists.txt), loaded only by the commands that use them, so that a
+/// command maps only what it runs (`parasim --version` maps none of them). Each library finds the
+/// rest of parasim in the process that loads it (the binaries export their symbols) and hands back a
+/// table of function pointers from one extern "C" entry, the table's first member its version.
+#include <string>
+
+namespace parasim {
+
+/// Opens this build's plugin library `file` (beside the running binary, one folder up — the tests'
+/// binary is in build/tests — or else in the folder the build wrote it to) and returns what its
+/// extern "C" function `entry` returns, after checking that the table's leading int equals
+/// `version`. Null when it cannot: `why` then says why (the file is missing, the loader's error —
+/// a library it needs is not installed —, no such entry, another build's table). `global`: its
+/// symbols and its libraries' join the process's global scope (RTLD_GLOBAL), for a library whose
+/// own plugins look its symbols up there (Open MPI's components). Not cached: callers keep the
+/// result (each plugin's accessor loads it once).
+[[nodiscard]] const void* load_plugin(const std::string& file, const char* entry, int version, bool global, std::string& why);
+
+/// The folder the build wrote the plugins to ("" where the build gave none).
+[[nodiscard]] std::string plugin_build_dir();
+
+}  // namespace parasim
