@@ -77,6 +77,18 @@ std::string render_ranking(const search::SearchOutcome& o, const scenarios::Scen
   if (o.simulated_front > 0) t << ", " << o.simulated_front << " more from the estimates' Pareto front";
   if (o.simulated_reference > 0) t << ", and the scenario's own plan";
   t << "\n";
+  std::int64_t extrapolated = 0, low = 0, high = 0;
+  for (const auto& p : o.plans)
+    for (const auto* e : {p.simulated ? &*p.simulated : nullptr, p.refined ? &*p.refined : nullptr})
+      if (e && e->extrapolated_high > 0) {
+        ++extrapolated;
+        if (low == 0 || e->extrapolated_low < low) low = e->extrapolated_low;
+        high = std::max(high, e->extrapolated_high);
+      }
+  if (extrapolated > 0)
+    t << extrapolated << (extrapolated == 1 ? " simulation" : " simulations")
+      << " of a plan with many micro-batches ran two shorter steps (" << low << " to " << high
+      << " micro-batches) and took each figure along the line through them: past its warm-up a pipeline repeats itself\n";
   if (o.refined > 0) t << "the best " << o.refined << " re-simulated with " << o.refine_name << " (figures in search.json)\n";
   else t << o.refine_name << " re-simulation: none (" << reports::terminal_safe(o.refine_note) << ")\n";
   t << "\n";

@@ -51,6 +51,15 @@ struct ProbeLayer {
   double grad_bytes = 0;    ///< the layer's gradients on one device (for their reduction)
 };
 
+/// The two micro-batch counts a search simulates a plan's step at, to extrapolate to its own count
+/// (SearchEvaluator::simulate); {0, 0} when it simulates the step whole (few micro-batches, or a count
+/// the schedule's period does not divide).
+struct SteadyState {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+[[nodiscard]] SteadyState steady_state_counts(const strategies::Plan& plan);
+
 class SearchEvaluator {
  public:
   /// The model's graph for `batch` samples. Called from several threads at once.
@@ -73,6 +82,8 @@ class SearchEvaluator {
 
   [[nodiscard]] strategies::search::Evaluation estimate(const strategies::search::Candidate& c, const models::Graph& graph,
                                                         const strategies::Plan& plan) const;
+  /// The step simulated — at two smaller micro-batch counts and extrapolated where the plan has
+  /// many (steady_state_counts) — with the analytical engine, or SimGrid when `simgrid`.
   [[nodiscard]] strategies::search::Evaluation simulate(const strategies::search::Candidate& c, const models::Graph& graph,
                                                         const strategies::Plan& plan, bool simgrid) const;
   /// Per graph layer, for the candidate's tp, micro-batch, ep, recompute and sequence parallel.

@@ -29,6 +29,11 @@ struct Evaluation {
   double data_load_s = 0;      ///< data loading on the compute stream
   std::int64_t tasks = 0;      ///< tasks simulated (0 for an estimate)
   bool replica_shortcut = false;  ///< one data-parallel replica simulated for all
+  /// 0 when the step was simulated whole; else the plan's pipeline was simulated at two smaller
+  /// micro-batch counts, this one and extrapolated_low, and each figure extrapolated along the line
+  /// through the two (sim/search_estimate.hpp, SearchEvaluator::simulate).
+  std::int64_t extrapolated_high = 0;
+  std::int64_t extrapolated_low = 0;
   bool operator==(const Evaluation&) const = default;
 };
 static_assert(std::is_trivially_copyable_v<Evaluation>);

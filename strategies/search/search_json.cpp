@@ -44,6 +44,8 @@ Evaluation read_evaluation(ObjectReader r) {
   e.data_load_s = r.number("data_load_s", 0);
   e.tasks = r.integer("task_count", 0);
   e.replica_shortcut = r.boolean_or("replica_shortcut", false);
+  e.extrapolated_low = r.integer_or("extrapolated_from_micro_batches_low", 1, 0);
+  e.extrapolated_high = r.integer_or("extrapolated_from_micro_batches_high", 1, 0);
   r.finish();
   return e;
 }
@@ -51,11 +53,16 @@ Evaluation read_evaluation(ObjectReader r) {
 }  // namespace
 
 json to_json(const Evaluation& e) {
-  return json{{"step_time_s", number(e.step_time_s)},         {"samples_per_s", number(e.samples_per_s)},
-              {"tokens_per_s", number(e.tokens_per_s)},       {"mfu_fraction", number(e.mfu)},
-              {"compute_s", number(e.compute_s)},             {"exposed_comm_s", number(e.exposed_comm_s)},
-              {"bubble_s", number(e.bubble_s)},               {"data_load_s", number(e.data_load_s)},
-              {"task_count", e.tasks},                        {"replica_shortcut", e.replica_shortcut}};
+  json out{{"step_time_s", number(e.step_time_s)},         {"samples_per_s", number(e.samples_per_s)},
+           {"tokens_per_s", number(e.tokens_per_s)},       {"mfu_fraction", number(e.mfu)},
+           {"compute_s", number(e.compute_s)},             {"exposed_comm_s", number(e.exposed_comm_s)},
+           {"bubble_s", number(e.bubble_s)},               {"data_load_s", number(e.data_load_s)},
+           {"task_count", e.tasks},                        {"replica_shortcut", e.replica_shortcut}};
+  if (e.extrapolated_high > 0) {
+    out["extrapolated_from_micro_batches_low"] = e.extrapolated_low;
+    out["extrapolated_from_micro_batches_high"] = e.extrapolated_high;
+  }
+  return out;
 }
 
 json to_json(const SearchOutcome& o, const std::string& scenario, const std::string& model) {
