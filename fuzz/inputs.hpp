@@ -2,15 +2,21 @@
 /// What each fuzz target does with one input, shared by the libFuzzer targets (fuzz/*_fuzzer.cpp) and
 /// by the regression test (tests/fuzz/regressions_test.cpp), which replays every committed input in
 /// an ordinary build. One function per input format parasim reads: a scenario, a graph JSON, a
-/// Hugging Face config.json, a profile JSON, a result.json, a search.json and an nccl-tests log.
+/// Hugging Face config.json, a profile JSON, a result.json, a search.json and an nccl-tests log;
+/// and one for the files themselves (input_file): what kind of file, how large, read by which reader.
 ///
 /// The contract each function checks is the project's: any bytes either load or fail with an
 /// InputError (a scenario whose plan cannot run may fail with a PlanError once simulated); anything
 /// else — another exception, a crash, a sanitizer report, a hang — is a bug. What loads must also
 /// hold together: a loaded graph passes Graph::check, a graph or profile survives to_json →
 /// from_json unchanged, and a scenario small enough simulates to a result that serialises.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -20,6 +26,7 @@
 #include "calibrate/kernel_csv.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 #include "common/json_document.hpp"
 #include "models/graph.hpp"
 #include "models/graph_json.hpp"
@@ -175,6 +182,65 @@ inline void kernel_csv(std::string_view text) {
     p.devices["h100-sxm"] = calibrate::calibrated_from_csv(p.device("h100-sxm"), rows, kInputName);
     if (sim::profile_from_json(JsonDocument::parse(sim::to_json(p).dump(), kInputName)) != p) std::abort();
   } catch (const InputError&) {
+  }
+}
+
+/// A file of some kind and size read by one of parasim's readers. The input's first byte picks the
+/// kind: 0 a regular file holding the rest of the input; 1 a regular file of zeros one to 256 bytes
+/// past its reader's limit (sparse: no disk is used); 2 a folder; 3 a named pipe (FIFO), which a
+/// reader that opened it would wait on for ever; 4 a symbolic link to the regular file of kind 0;
+/// 5 a symbolic link to /dev/zero, which never ends; 6 no file at all. The second byte picks the
+/// reader: 0 the scenario loader, 1 a JSON document (every JSON input: a profile, a graph, a
+/// result, a search), 2 a log or CSV of measurements. Each must read the file or throw an
+/// InputError naming it (a PlanError for a scenario that cannot run), never block, grow without
+/// bound or crash. The files live in one folder of the system's temporary folder per process.
+inline void input_file(std::string_view bytes) {
+  if (bytes.size() < 2) return;
+  const int kind = static_cast<unsigned char>(bytes[0]) % 7, reader = static_cast<unsigned char>(bytes[1]) % 3;
+  const std::string_view content = bytes.substr(2);
+  static const std::filesystem::path dir = [] {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "parasim-fuzz-XXXXXX").string();
+    PARASIM_CHECK(::mkdtemp(tmpl.data()) != nullptr, "a temporary folder for the input-file target");
+    return std::filesystem::path(tmpl);
+  }();
+  const std::filesystem::path regular = dir / "regular.json", path = dir / "input.json";
+  std::filesystem::remove_all(path);
+  std::filesystem::remove(regular);
+  const std::uintmax_t limit = reader == 2 ? kMaxLogBytes : kMaxJsonBytes;
+  auto write_regular = [&](const std::filesystem::path& where) {
+    std::FILE* f = std::fopen(where.c_str(), "wb");
+    PARASIM_CHECK(f != nullptr, "the input-file target writes its file");
+    if (!content.empty()) std::fwrite(content.data(), 1, content.size(), f);
+    std::fclose(f);
+  };
+  switch (kind) {
+    case 0: write_regular(path); break;
+    case 1: {
+      const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+      PARASIM_CHECK(fd >= 0, "the input-file target creates its file");
+      const auto past = content.empty() ? 1 : 1 + static_cast<unsigned char>(content[0]);
+      const int grown = ::ftruncate(fd, static_cast<off_t>(limit + past));
+      ::close(fd);
+      PARASIM_CHECK(grown == 0, "the input-file target sizes its sparse file");
+      break;
+    }
+    case 2: std::filesystem::create_directory(path); break;
+    case 3: PARASIM_CHECK(::mkfifo(path.c_str(), 0644) == 0, "the input-file target makes its pipe"); break;
+    case 4:
+      write_regular(regular);
+      std::filesystem::create_symlink(regular, path);
+      break;
+    case 5: std::filesystem::create_symlink("/dev/zero", path); break;
+    default: break;
+  }
+  try {
+    switch (reader) {
+      case 0: (void)scenarios::load_scenario(path.string()); break;
+      case 1: (void)JsonDocument::read_file(path.string()); break;
+      default: (void)read_input_file(path.string(), kMaxLogBytes, "a log of measurements"); break;
+    }
+  } catch (const InputError&) {
+  } catch (const PlanError&) {
   }
 }
 

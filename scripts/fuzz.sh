@@ -59,6 +59,7 @@ case "$target" in
   search_json) ;;  # its committed corpus holds the seeds: two search.json files of a small search
   nccl_tests) seeds+=("$root/tests/data/calibrate") ;;
   kernel_csv) ;;  # its committed corpus holds the seeds: kernel CSVs in the documented layout
+  input_file) ;;  # its committed corpus holds the seeds: every kind of file for every reader
 esac
 existing=()
 for s in "${seeds[@]}"; do [[ -d "$s" ]] && existing+=("$s"); done

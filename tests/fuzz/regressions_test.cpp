@@ -23,7 +23,7 @@ const Target kTargets[] = {
     {"scenario", parasim::fuzz::scenario},     {"graph_json", parasim::fuzz::graph_json}, {"hf_config", parasim::fuzz::hf_config},
     {"profile", parasim::fuzz::profile},       {"result_json", parasim::fuzz::result_json}, {"search_json", parasim::fuzz::search_json},
     {"nccl_tests", parasim::fuzz::nccl_tests},
-    {"kernel_csv", parasim::fuzz::kernel_csv},
+    {"kernel_csv", parasim::fuzz::kernel_csv}, {"input_file", parasim::fuzz::input_file},
 };
 
 /// The files of a folder, sorted (none when it does not exist).
