@@ -2,14 +2,17 @@
 // collectives on idle networks, contention on shared links, an oversubscribed fat-tree, a torus.
 // Every cluster is small (at most 64 devices) and every link's efficiency is 1 at every size, so the
 // closed forms of sim/collectives/ hold exactly; the derivations sit above each check.
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "test_clusters.hpp"
 
+#include "common/progress_sink.hpp"
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
@@ -218,4 +221,48 @@ TEST_CASE("the scenario's algorithm choice wins over auto, and both backends run
   c.algorithms.all_reduce = CollectiveAlgorithm::Ring;
   CHECK(estimate_collectives(g, c).at(0).algorithm == CollectiveAlgorithm::Ring);
   CHECK_THAT(lone(c, Op{CollectiveKind::AllReduce, iota(8), 1e9}, backend), WithinRel(0.04382, tolerance(backend)));
+}
+
+namespace {
+
+/// The counts a progress sink heard, in order.
+struct HeardProgress final : ProgressSink {
+  std::vector<std::size_t> updates;
+  void begin(std::string_view, std::size_t) override {}
+  void update(std::size_t done) override { updates.push_back(done); }
+  void end() override {}
+};
+
+}  // namespace
+
+TEST_CASE("simgrid: a long run reports how many tasks have finished while it runs", "[sim][simgrid][progress]") {
+  // Issue 19, fault 12: a SimGrid run printed nothing between its start and its end. 400,000
+  // all-reduces of 4 KiB between two devices, one after another: SimGrid simulates each as flows,
+  // so the run lasts past several of the parent's 0.2 s ticks (about 1.2 s here; longer under the
+  // sanitizers), and the child counts its finished tasks every 4,096.
+  const Cluster cluster = switched(1, 2);
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::TensorComm});
+  const std::vector<std::int64_t> pair{0, 1};
+  const auto group = b.group(pair);
+  const auto label = b.label("all-reduce");
+  constexpr int kTasks = 400000;
+  std::vector<TaskId> previous;
+  for (int i = 0; i < kTasks; ++i) {
+    const auto cid = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, group, 4096.0, -1});
+    const TaskId t = b.add_collective(cid, 1, Category::GradientComm, -1, label, previous);
+    b.enqueue(t);
+    previous = {t};
+  }
+  const TaskGraph g = std::move(b).finish();
+  const std::vector<CollectiveEstimate> estimates = estimate_collectives(g, cluster);
+  const std::vector<CollectiveFlows> flows = collective_flows_of(g, cluster, estimates);
+  const std::vector<double> speeds(2, 1e12);
+  HeardProgress heard;
+  const SimGridRun run = simulate_simgrid(g, cluster, flows, speeds, {}, &heard);
+  CHECK(run.timeline.makespan.count > 0);
+  REQUIRE_FALSE(heard.updates.empty());
+  CHECK(std::is_sorted(heard.updates.begin(), heard.updates.end()));
+  CHECK(heard.updates.back() <= static_cast<std::size_t>(kTasks));
+  // The counts come in steps of 4,096 finished tasks.
+  for (const std::size_t n : heard.updates) CHECK(n % 4096 == 0);
 }
