@@ -6,7 +6,10 @@
 /// command maps only what it runs (`parasim --version` maps none of them). Each library finds the
 /// rest of parasim in the process that loads it (the binaries export their symbols) and hands back a
 /// table of function pointers from one extern "C" entry, the table's first member its version.
+#include <mutex>
 #include <string>
+
+#include "common/error.hpp"
 
 namespace parasim {
 
@@ -19,6 +22,19 @@ namespace parasim {
 /// own plugins look its symbols up there (Open MPI's components). Not cached: callers keep the
 /// result (each plugin's accessor loads it once).
 [[nodiscard]] const void* load_plugin(const std::string& file, const char* entry, int version, bool global, std::string& why);
+
+/// The table of plugin `file` (a `Table` whose first member is its int version), loaded on the first
+/// call, thread-safe (one load per Table type: each plugin has its own); later calls return it
+/// without looking again. Throws PlanError "`what` is not available: <why>" when it cannot load.
+template <class Table>
+[[nodiscard]] const Table& plugin_table(const char* file, const char* entry, int version, bool global, const char* what) {
+  static std::once_flag once;
+  static const Table* loaded = nullptr;
+  static std::string why;
+  std::call_once(once, [&] { loaded = static_cast<const Table*>(load_plugin(file, entry, version, global, why)); });
+  if (!loaded) throw PlanError(std::string(what) + " is not available: " + why);
+  return *loaded;
+}
 
 /// The folder the build wrote the plugins to ("" where the build gave none).
 [[nodiscard]] std::string plugin_build_dir();

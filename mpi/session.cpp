@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <thread>
 
 #include "common/error.hpp"
@@ -14,17 +13,10 @@
 namespace parasim::mpi {
 namespace {
 
-/// libparasim_mpi.so's table, loaded on the first call; a PlanError saying why when it cannot be.
-const MpiPlugin& mpi_plugin() {
-  static std::once_flag once;
-  static const MpiPlugin* loaded = nullptr;
-  static std::string why;
-  // Open MPI's own components (its transports, its launcher's client) are shared libraries it
-  // opens itself and that look up its symbols in the process's global scope: RTLD_GLOBAL.
-  std::call_once(once, [] { loaded = static_cast<const MpiPlugin*>(load_plugin("libparasim_mpi.so", "parasim_mpi_plugin", kMpiPluginVersion, true, why)); });
-  if (!loaded) throw PlanError("MPI is not available: " + why);
-  return *loaded;
-}
+/// libparasim_mpi.so's table, loaded on the first call. Open MPI's own components are shared
+/// libraries it opens itself that find its symbols in the process's global scope (Debian's
+/// mca_pml_ob1.so calls 18 ompi_* functions of libmpi without linking it): RTLD_GLOBAL.
+const MpiPlugin& mpi_plugin() { return plugin_table<MpiPlugin>("libparasim_mpi.so", "parasim_mpi_plugin", kMpiPluginVersion, true, "MPI"); }
 
 }  // namespace
 

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
-#include <mutex>
 #include <string>
 
 #include "common/error.hpp"
@@ -28,12 +27,7 @@ namespace parasim::sim {
 namespace simgrid_detail {
 
 const SimgridPlugin& simgrid_plugin() {
-  static std::once_flag once;
-  static const SimgridPlugin* loaded = nullptr;
-  static std::string why;
-  std::call_once(once, [] { loaded = static_cast<const SimgridPlugin*>(load_plugin("libparasim_simgrid.so", "parasim_simgrid_plugin", kSimgridPluginVersion, false, why)); });
-  if (!loaded) throw PlanError("--backend simgrid: SimGrid is not available: " + why);
-  return *loaded;
+  return plugin_table<SimgridPlugin>("libparasim_simgrid.so", "parasim_simgrid_plugin", kSimgridPluginVersion, false, "--backend simgrid: SimGrid");
 }
 
 }  // namespace simgrid_detail
