@@ -46,7 +46,8 @@ const void* load_plugin(const std::string& file, const char* entry, int version,
     why.clear();
     return table;
   }
-  why = "this build's " + file + " is not beside the parasim binary" + (built.empty() ? std::string() : " nor in " + built);
+  why = "this build's " + file + " is not beside the parasim binary" + (built.empty() ? std::string() : " nor in " + built) +
+        " (`cmake --build BUILD_FOLDER` builds it with the rest; the README's run command builds the binary alone)";
   return nullptr;
 }
 

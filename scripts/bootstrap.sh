@@ -39,7 +39,9 @@ fi
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 if [ "$mode" = run ]; then
-  # Only what the run needs: the parasim binary (not the tests, the benchmarks or the GPU library).
+  # Only what the run needs: the parasim binary (not the tests, the benchmarks, nor the plugins of
+  # the backends its scenario does not use: GPU, MPI, SimGrid, OpenBLAS; `cmake --build build`
+  # builds them).
   cmake --build build -j"$jobs" --target parasim
   ./build/parasim scenarios/examples/gpt3-175b-1024-a100.json --out parasim-out/gpt3-175b-1024-a100
 else
