@@ -447,9 +447,10 @@ Evaluation SearchEvaluator::simulate(const Candidate& c, const models::Graph& gr
 
 SteadyState steady_state_counts(const strategies::Plan& plan) {
   // Past eight micro-batches a stage (64 at the least) the warm-up's effect on the pipeline's idle
-  // time has faded: on GPT-3 175B with tp 8 × pp 8, 1F1B, the step's increment per 8 micro-batches is
-  // 1.6e-3 above its limit from 16 to 24 micro-batches and 1.1e-5 from 128 to 136; the line through
-  // 64 and 96 gives the step of 512 within 2.9e-5 (tests/sim/search_extrapolation_test.cpp), and
+  // time has faded: on GPT-3 175B with tp 8 × pp 8, 1F1B, the step's increment per 8 micro-batches
+  // taken from 16 to 24 micro-batches is 6.6e-4 above the one from 256 to 264, taken from 128 to 136
+  // 1.1e-5 above it; the line through 64 and 96 gives the step of 512 within 2.9e-5
+  // (tests/sim/search_extrapolation_test.cpp), and
   // tp 4 × pp 4 × dp 4's step of 384 within 1.9e-5 (through 32 and 48 it was 8.8e-5).
   const std::int64_t pp = std::max<std::int64_t>(plan.pp, 1);
   const auto round_up = [pp](std::int64_t n) { return (n + pp - 1) / pp * pp; };
