@@ -14,14 +14,14 @@
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-  echo "usage: $0 TARGET SECONDS   (TARGET: scenario, graph_json, hf_config, profile, result_json, search_json, nccl_tests)" >&2
+  echo "usage: $0 TARGET SECONDS   (TARGET: scenario, graph_json, hf_config, profile, result_json, search_json, nccl_tests, kernel_csv, input_file)" >&2
   exit 2
 fi
 target=$1
 seconds=$2
 case "$target" in
-  scenario | graph_json | hf_config | profile | result_json | search_json | nccl_tests) ;;
-  *) echo "$0: unknown target '$target' (expected scenario, graph_json, hf_config, profile, result_json, search_json or nccl_tests)" >&2; exit 2 ;;
+  scenario | graph_json | hf_config | profile | result_json | search_json | nccl_tests | kernel_csv | input_file) ;;
+  *) echo "$0: unknown target '$target' (expected scenario, graph_json, hf_config, profile, result_json, search_json, nccl_tests, kernel_csv or input_file)" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "$0: SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
 
