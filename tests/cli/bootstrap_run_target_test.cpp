@@ -19,14 +19,14 @@ namespace {
 /// Every target `from` waits for, directly or not ("cli/CMakeFiles/parasim.dir", ...).
 std::set<std::string> reached(const std::map<std::string, std::vector<std::string>>& graph, const std::string& from) {
   std::set<std::string> seen;
-  std::vector<std::string> todo{from};
-  while (!todo.empty()) {
-    const std::string t = todo.back();
-    todo.pop_back();
+  std::vector<std::string> pending{from};
+  while (!pending.empty()) {
+    const std::string t = pending.back();
+    pending.pop_back();
     const auto it = graph.find(t);
     if (it == graph.end()) continue;
     for (const auto& d : it->second)
-      if (seen.insert(d).second) todo.push_back(d);
+      if (seen.insert(d).second) pending.push_back(d);
   }
   return seen;
 }
