@@ -6,7 +6,9 @@
 #include <vector>
 
 namespace parasim {
+namespace {
 
+/// The folder the build wrote the plugins to ("" where the build gave none).
 std::string plugin_build_dir() {
 #ifdef PARASIM_PLUGIN_DIR
   return PARASIM_PLUGIN_DIR;
@@ -14,6 +16,8 @@ std::string plugin_build_dir() {
   return "";
 #endif
 }
+
+}  // namespace
 
 const void* load_plugin(const std::string& file, const char* entry, int version, bool global, std::string& why) {
   std::vector<std::filesystem::path> candidates;

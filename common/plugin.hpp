@@ -19,24 +19,31 @@ namespace parasim {
 /// `version`. Null when it cannot: `why` then says why (the file is missing, the loader's error —
 /// a library it needs is not installed —, no such entry, another build's table). `global`: its
 /// symbols and its libraries' join the process's global scope (RTLD_GLOBAL), for a library whose
-/// own plugins look its symbols up there (Open MPI's components). Not cached: callers keep the
-/// result (each plugin's accessor loads it once).
+/// own plugins look its symbols up there (Open MPI's components). Not cached: find_plugin_table
+/// keeps the result, so each plugin is loaded once.
 [[nodiscard]] const void* load_plugin(const std::string& file, const char* entry, int version, bool global, std::string& why);
 
 /// The table of plugin `file` (a `Table` whose first member is its int version), loaded on the first
 /// call, thread-safe (one load per Table type: each plugin has its own); later calls return it
-/// without looking again. Throws PlanError "`what` is not available: <why>" when it cannot load.
+/// without looking again. Null when it cannot load, `why` (when given) then saying why.
 template <class Table>
-[[nodiscard]] const Table& plugin_table(const char* file, const char* entry, int version, bool global, const char* what) {
+[[nodiscard]] const Table* find_plugin_table(const char* file, const char* entry, int version, bool global, std::string* why = nullptr) {
   static std::once_flag once;
   static const Table* loaded = nullptr;
-  static std::string why;
-  std::call_once(once, [&] { loaded = static_cast<const Table*>(load_plugin(file, entry, version, global, why)); });
-  if (!loaded) throw PlanError(std::string(what) + " is not available: " + why);
-  return *loaded;
+  static std::string reason;
+  std::call_once(once, [&] { loaded = static_cast<const Table*>(load_plugin(file, entry, version, global, reason)); });
+  if (why) *why = reason;
+  return loaded;
 }
 
-/// The folder the build wrote the plugins to ("" where the build gave none).
-[[nodiscard]] std::string plugin_build_dir();
+/// find_plugin_table, for a part a command cannot run without: throws PlanError "`what` is not
+/// available: <why>" when the plugin cannot load.
+template <class Table>
+[[nodiscard]] const Table& plugin_table(const char* file, const char* entry, int version, bool global, const char* what) {
+  std::string why;
+  const Table* table = find_plugin_table<Table>(file, entry, version, global, &why);
+  if (!table) throw PlanError(std::string(what) + " is not available: " + why);
+  return *table;
+}
 
 }  // namespace parasim

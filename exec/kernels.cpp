@@ -38,8 +38,7 @@ float* Scratch::get(int slot, std::size_t count) {
 }
 
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, const float* b, float* c) {
-  static const BlasPlugin& blas = blas_plugin();
-  blas.sgemm(ta, tb, m, n, k, a, b, c);
+  blas_plugin().sgemm(ta, tb, m, n, k, a, b, c);
 }
 
 void set_blas_threads(int threads) { blas_plugin().set_threads(threads); }
