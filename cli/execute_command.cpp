@@ -199,8 +199,8 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   const sim::Cluster cluster = sim::build_cluster(rs.cluster, profile);
   const models::Graph graph = scenarios::build_model(rs);
   const strategies::Plan plan = strategies::make_plan(graph, rs.training, rs.plan, cluster.device_count());
-  const sim::Simulation inner = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
-  const sim::Simulation predicted = scenarios::simulate_local_update(s, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation inner = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, sim::LowerOptions{});
+  const sim::Simulation predicted = scenarios::simulate_local_update(s, profile, sim::Backend::Analytical, sim::LowerOptions{});
   const sim::LocalUpdateFigures& figures = *predicted.result.local_update;
 
   const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
@@ -349,7 +349,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
   const models::Graph graph = scenarios::build_model(s);
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
-  const sim::Simulation step = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation step = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, sim::LowerOptions{});
   // The round these ranks run, predicted: their clients, at this host's speed, over its link.
   sim::FederatedInputs in = scenarios::federated_inputs(s, profile, step.result, graph, plan);
   const std::int64_t clients = size - 1;
@@ -508,7 +508,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
 
-  const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, sim::LowerOptions{});
   const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
   // The GPU of this rank: its index among the ranks of its host, over the host's GPUs.
   const int gpu = mpi::local_rank();

@@ -226,6 +226,7 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   const models::Graph best_graph = problem.build_graph(best.candidate.training.micro_batch * best.candidate.plan.dp);
   sim::LowerOptions lower_options;
   lower_options.replicate_data_parallel = true;
+  lower_options.input = evaluator.input_pipeline();
   sim::Simulation best_run = sim::simulate(best_graph, search::make_candidate_plan(best_graph, best.candidate),
                                            evaluator.cluster(best.candidate.nodes), profile, sim::Backend::Analytical, lower_options);
   best_run.result.scenario = base.name;

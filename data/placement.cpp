@@ -28,11 +28,42 @@ std::vector<std::int64_t> replica_samples(std::int64_t global_batch, std::int64_
   return out;
 }
 
+std::vector<std::int64_t> samples_read_per_host(const strategies::Plan& plan, std::int64_t devices_per_host, Placement placement) {
+  PARASIM_CHECK(devices_per_host >= 1, "a host has at least one device");
+  const strategies::DeviceMesh& mesh = plan.mesh;
+  const std::int64_t devices = mesh.device_count(), pp = std::max<std::int64_t>(plan.pp, 1);
+  const std::int64_t hosts = (devices + devices_per_host - 1) / devices_per_host;
+  const std::int64_t share = plan.global_batch / plan.dp();  // samples a replica takes in a step
+  std::vector<std::int64_t> out(static_cast<std::size_t>(hosts), 0);
+  if (placement == Placement::Naive) {
+    out[0] = plan.global_batch;  // one loader on the first host reads everything
+    return out;
+  }
+  // Sharded: per host, the replicas (by their data-parallel and expert coordinates) it reads for once.
+  std::vector<std::set<std::int64_t>> read_by_host(placement == Placement::Sharded ? static_cast<std::size_t>(hosts) : 0);
+  for (std::int64_t d = 0; d < devices; ++d) {
+    const auto host = static_cast<std::size_t>(d / devices_per_host);
+    if (placement == Placement::PerDevice) {
+      out[host] += share;  // every device its replica's samples
+      continue;
+    }
+    const std::vector<std::int64_t> coords = mesh.coords_of(d);
+    const std::int64_t stage = plan.pp_axis >= 0 ? coords[static_cast<std::size_t>(plan.pp_axis)] : 0;
+    if (stage != 0 && stage != pp - 1) continue;  // only the first stage takes inputs, the last labels
+    std::int64_t replica = 0;
+    for (const int a : {plan.dp_axis, plan.ep_axis})
+      if (a >= 0) replica = replica * mesh.axes[static_cast<std::size_t>(a)].size + coords[static_cast<std::size_t>(a)];
+    read_by_host[host].insert(replica);
+  }
+  if (placement == Placement::Sharded)
+    for (std::size_t h = 0; h < out.size(); ++h) out[h] = static_cast<std::int64_t>(read_by_host[h].size()) * share;
+  return out;
+}
+
 LoadPlan plan_loading(const strategies::Plan& plan, std::int64_t devices_per_host, const SampleBytes& bytes, Placement placement) {
   PARASIM_CHECK(devices_per_host >= 1, "a host has at least one device");
   const strategies::DeviceMesh& mesh = plan.mesh;
   const std::int64_t devices = mesh.device_count(), replicas = plan.dp(), pp = std::max<std::int64_t>(plan.pp, 1);
-  const std::int64_t hosts = (devices + devices_per_host - 1) / devices_per_host;
   std::vector<int> data_axes;
   for (const int a : {plan.dp_axis, plan.ep_axis})
     if (a >= 0) data_axes.push_back(a);
@@ -42,11 +73,10 @@ LoadPlan plan_loading(const strategies::Plan& plan, std::int64_t devices_per_hos
   LoadPlan out;
   out.placement = placement;
   out.devices.resize(static_cast<std::size_t>(devices));
-  out.samples_read_per_host.assign(static_cast<std::size_t>(hosts), 0);
+  out.samples_read_per_host = samples_read_per_host(plan, devices_per_host, placement);
+  for (const std::int64_t n : out.samples_read_per_host) out.read_bytes += static_cast<double>(n) * bytes.stored;
   const std::int64_t share = plan.global_batch / replicas;  // samples a replica takes in a step
   const double sample = bytes.inputs + bytes.labels;
-  // Per host, the replicas whose samples it reads (sharded: once each).
-  std::vector<std::set<std::int64_t>> read_by_host(static_cast<std::size_t>(hosts));
 
   for (std::int64_t d = 0; d < devices; ++d) {
     const std::vector<std::int64_t> coords = mesh.coords_of(d);
@@ -66,8 +96,6 @@ LoadPlan plan_loading(const strategies::Plan& plan, std::int64_t devices_per_hos
       case Placement::PerDevice:
         f.inputs = f.labels = true;
         f.host_bytes = n * sample;
-        out.samples_read_per_host[static_cast<std::size_t>(host)] += share;
-        out.read_bytes += n * bytes.stored;
         break;
       case Placement::Sharded: {
         f.inputs = stage == 0;
@@ -78,23 +106,12 @@ LoadPlan plan_loading(const strategies::Plan& plan, std::int64_t devices_per_hos
         // The tensor-parallel group's first device takes the host's copy; the others receive it from it.
         if (coordinate(coords, plan.tp_axis) == 0) f.host_bytes = mine;
         else f.peer_bytes = mine;
-        read_by_host[static_cast<std::size_t>(host)].insert(replica);
         break;
       }
     }
     out.host_to_device_bytes += f.host_bytes;
     out.device_to_device_bytes += f.peer_bytes;
   }
-  if (placement == Placement::Naive) {
-    out.samples_read_per_host[0] = plan.global_batch;
-    out.read_bytes = static_cast<double>(plan.global_batch) * bytes.stored;
-  }
-  if (placement == Placement::Sharded)
-    for (std::int64_t h = 0; h < hosts; ++h) {
-      const auto read = static_cast<std::int64_t>(read_by_host[static_cast<std::size_t>(h)].size()) * share;
-      out.samples_read_per_host[static_cast<std::size_t>(h)] = read;
-      out.read_bytes += static_cast<double>(read) * bytes.stored;
-    }
   return out;
 }
 

@@ -70,6 +70,10 @@ struct LoadPlan {
 /// Preconditions: a plan made by strategies::make_plan; devices_per_host ≥ 1.
 [[nodiscard]] LoadPlan plan_loading(const strategies::Plan& plan, std::int64_t devices_per_host, const SampleBytes& bytes, Placement placement);
 
+/// The samples each host reads and decodes in a step of `plan` under `placement` (LoadPlan's
+/// samples_read_per_host), without the per-device feeds: for estimates over many plans.
+[[nodiscard]] std::vector<std::int64_t> samples_read_per_host(const strategies::Plan& plan, std::int64_t devices_per_host, Placement placement);
+
 /// The samples of the step data-parallel replica `replica` of `replicas` takes, micro-batch by
 /// micro-batch (MegatronPretrainingSampler's order).
 [[nodiscard]] std::vector<std::int64_t> replica_samples(std::int64_t global_batch, std::int64_t micro_batch, std::int64_t replicas,

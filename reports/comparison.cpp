@@ -164,6 +164,45 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
         return r.federated && r.federated->target_samples > 0 ? duration_text(r.federated->time_to_target_s) : std::string("n/a");
       });
   }
+  if (std::any_of(results.begin(), results.end(), [](const sim::Result& r) { return r.input.has_value(); })) {
+    // The input pipeline (sim/result.hpp, InputFigures): what the loaders read and move, and the
+    // verdict of the step simulated again with loaders that take no time.
+    text("input pipeline", [](const sim::Result& r) {
+      if (!r.input) return std::string("none (inputs on the devices)");
+      const auto& f = *r.input;
+      return f.placement + ", " + std::to_string(f.threads_per_host) + " loader thread" + (f.threads_per_host == 1 ? "" : "s") +
+             (f.hosts_loading == 1 ? std::string(" on 1 host") : " on each of " + std::to_string(f.hosts_loading) + " hosts") + ", " +
+             std::to_string(f.prefetch) + " micro-batch" + (f.prefetch == 1 ? "" : "es") + " ahead";
+    });
+    text("input read, copied, broadcast, sent", [](const sim::Result& r) {
+      if (!r.input) return std::string("n/a");
+      const auto& f = *r.input;
+      auto mb = [](double b) { return significant(b / 1e6, 4); };
+      return std::to_string(f.samples_read) + " samples: " + mb(f.read_bytes) + " MB from storage, " + mb(f.host_to_device_bytes) + " MB to devices, " +
+             mb(f.device_to_device_bytes) + " MB between devices, " + mb(f.network_bytes) + " MB between hosts";
+    });
+    text("loaders' time for a step's samples", [](const sim::Result& r) {
+      if (!r.input) return std::string("n/a");
+      return significant(r.input->loader_step_s, 4) + " s, the slowest host" + (r.input->storage_bound ? " (its storage's bandwidth bounds it)" : "");
+    });
+    text("input-bound", [](const sim::Result& r) {
+      if (!r.input || !r.input->verdict) return std::string("n/a");
+      const auto& f = *r.input;
+      const double wait = r.step_time_s - f.unbounded_step_s;
+      if (!f.input_bound) return "no: " + significant(f.unbounded_step_s, 4) + " s with loaders that take no time";
+      return "yes: " + significant(wait, 4) + " s (" + percent(wait / r.step_time_s) + "% of the step) longer than with loaders that take no time (" +
+             significant(f.unbounded_step_s, 4) + " s)";
+    });
+    text("fewest loader threads per host", [](const sim::Result& r) {
+      if (!r.input || !r.input->verdict) return std::string("n/a");
+      const auto& f = *r.input;
+      if (!f.input_bound) return std::to_string(f.fewest_threads) + " (as set: not input-bound)";
+      if (f.fewest_threads > 0)
+        return std::to_string(f.fewest_threads) + ": a step of " + significant(f.step_at_fewest_s, 4) + " s";
+      if (f.placement == "naive") return std::string("none: the naive placement loads on one thread (try \"sharded\")");
+      return std::string("none up to 1024: storage or copies bound the step");
+    });
+  }
   figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });
   figure("usable memory per device", "GiB", [](const sim::Result& r) { return r.memory_capacity_bytes; },
          [](double b) { return gib(b); });

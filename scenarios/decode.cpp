@@ -350,6 +350,36 @@ strategies::FederatedSpec decode_federated(const json& j, const ErrorAt& error_a
   return spec;
 }
 
+DataSpec decode_data(const json& j, const ErrorAt& error_at) {
+  DataSpec d;
+  d.format = enum_value(data_format_from_string(j.at("format").get<std::string>()), "data.format");
+  auto number = [&](const char* key) -> std::optional<double> {
+    const auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    return it->get<double>();
+  };
+  d.stored_bytes_per_sample = number("stored_bytes_per_sample");
+  d.decoded_bytes_per_sample = number("decoded_bytes_per_sample");
+  d.decode_ms_per_sample = number("decode_ms_per_sample");
+  if (j.contains("storage")) {
+    const json& st = j["storage"];
+    if (st.contains("bandwidth_gbps")) d.storage_gbps = st["bandwidth_gbps"].get<double>();
+    d.storage_latency_ms = st.value("latency_ms", d.storage_latency_ms);
+  }
+  d.threads_per_host = j.value("threads_per_host", d.threads_per_host);
+  d.prefetch = j.value("prefetch", d.prefetch);
+  if (j.contains("placement")) d.placement = enum_value(placement_from_string(j["placement"].get<std::string>()), "data.placement");
+  d.host_to_device_gbps = j.value("host_to_device_gbps", d.host_to_device_gbps);
+  // What only the user can know: an image's size on disk varies with the images; decoding one with
+  // the user's loader on the user's hosts is measured, not assumed.
+  if (d.format == DataFormat::JpegTar && !d.stored_bytes_per_sample)
+    throw error_at("/data", "a jpeg-tar dataset needs \"stored_bytes_per_sample\": the mean size of a sample (JPEG and label) in its shards, in bytes");
+  if (d.format != DataFormat::Tokens && !d.decode_ms_per_sample)
+    throw error_at("/data", std::string("a ") + std::string(to_string(d.format)) +
+                                " dataset needs \"decode_ms_per_sample\": the milliseconds one loader thread takes to decode and augment one sample");
+  return d;
+}
+
 }  // namespace
 
 std::string resolve_path(const std::string& folder, const std::string& path) {
@@ -371,6 +401,11 @@ Scenario decode_scenario(const json& root, const std::string& folder, const Erro
     if (s.local_update)
       throw error_at("/federated", "a scenario is local-update training or federated training, not both; expected one of \"local_update\" and \"federated\"");
     s.federated = decode_federated(root["federated"], error_at);
+  }
+  if (root.contains("data")) {
+    if (s.local_update || s.federated)
+      throw error_at("/data", "an input pipeline is simulated for synchronous training only; expected no \"data\" beside \"local_update\" or \"federated\"");
+    s.data = decode_data(root["data"], error_at);
   }
   s.backend = enum_value(backend_from_string(root.value("backend", std::string("analytical"))), "backend");
   if (root.contains("profile")) s.profile = resolve_path(folder, root["profile"].get<std::string>());

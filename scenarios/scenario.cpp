@@ -17,7 +17,7 @@ std::ostream& print_optional(std::ostream& out, const char* name, const std::opt
 bool Scenario::operator==(const Scenario& o) const {
   return name == o.name && description == o.description && file == o.file && pointer == o.pointer &&
          model == o.model && training == o.training && cluster == o.cluster && cluster_preset == o.cluster_preset &&
-         plan == o.plan && local_update == o.local_update && federated == o.federated && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
+         plan == o.plan && local_update == o.local_update && federated == o.federated && data == o.data && backend == o.backend && profile == o.profile && output_dir == o.output_dir &&
          what_ifs == o.what_ifs && changes == o.changes;
 }
 
@@ -29,6 +29,27 @@ std::string_view to_string(ModelSource s) {
     case ModelSource::Graph: return "graph";
   }
   return "preset";
+}
+
+std::string_view to_string(DataFormat f) {
+  switch (f) {
+    case DataFormat::JpegTar: return "jpeg-tar";
+    case DataFormat::CifarBin: return "cifar-bin";
+    case DataFormat::Tokens: return "tokens";
+  }
+  return "tokens";
+}
+
+std::optional<DataFormat> data_format_from_string(std::string_view s) {
+  for (const DataFormat f : {DataFormat::JpegTar, DataFormat::CifarBin, DataFormat::Tokens})
+    if (to_string(f) == s) return f;
+  return std::nullopt;
+}
+
+std::optional<data::Placement> placement_from_string(std::string_view s) {
+  for (const data::Placement p : {data::Placement::Naive, data::Placement::PerDevice, data::Placement::Sharded})
+    if (data::to_string(p) == s) return p;
+  return std::nullopt;
 }
 
 std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
@@ -104,6 +125,13 @@ std::ostream& operator<<(std::ostream& out, const Scenario& s) {
         << strategies::describe(f->upload_mbps) << " Mbit/s, download " << strategies::describe(f->download_mbps) << " Mbit/s, availability "
         << strategies::describe(f->availability) << ", server " << f->server_gbps << " Gbit/s, deadline " << f->deadline_s << " s, " << f->rounds
         << " rounds, seed " << f->seed << "\n";
+  if (const auto& d = s.data) {
+    auto opt = [](const std::optional<double>& v, const char* unset) { return v ? std::to_string(*v) : std::string(unset); };
+    out << "  data: " << to_string(d->format) << ", stored " << opt(d->stored_bytes_per_sample, "(format's)") << " B, decoded "
+        << opt(d->decoded_bytes_per_sample, "(model's)") << " B, decode " << opt(d->decode_ms_per_sample, "(format's)") << " ms, storage "
+        << opt(d->storage_gbps, "(no limit)") << " Gbit/s " << d->storage_latency_ms << " ms, " << d->threads_per_host << " threads, prefetch "
+        << d->prefetch << ", " << data::to_string(d->placement) << ", h2d " << d->host_to_device_gbps << " Gbit/s\n";
+  }
   out << "  backend: " << to_string(s.backend) << ", profile: " << (s.profile ? *s.profile : "(datasheet)")
       << ", output: " << s.output_dir << "\n";
   for (const auto& [path, value] : s.changes) out << "  set " << path << " = " << value << "\n";

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/placement.hpp"
 #include "models/transformer.hpp"
 #include "models/zoo.hpp"
 #include "sim/cluster_spec.hpp"
@@ -40,6 +41,30 @@ struct ModelSpec {
 
 enum class Backend { Analytical, SimGrid };
 
+/// How a dataset's samples are stored: WebDataset-style tar shards of JPEG images and labels,
+/// fixed-size binary records in the CIFAR layout, or pre-tokenized text (Megatron-LM's indexed
+/// dataset, memory-mapped: nothing to decode).
+enum class DataFormat { JpegTar, CifarBin, Tokens };
+[[nodiscard]] std::string_view to_string(DataFormat f);
+[[nodiscard]] std::optional<DataFormat> data_format_from_string(std::string_view s);
+[[nodiscard]] std::optional<data::Placement> placement_from_string(std::string_view s);
+
+/// The scenario's input pipeline as written ("data"; scenarios/README.md): scenarios/data.hpp
+/// resolves it against the model into sim::InputPipeline.
+struct DataSpec {
+  DataFormat format = DataFormat::Tokens;
+  std::optional<double> stored_bytes_per_sample;   ///< unset: the format's (README)
+  std::optional<double> decoded_bytes_per_sample;  ///< the inputs a device receives; unset: the model's input
+  std::optional<double> decode_ms_per_sample;      ///< one thread; unset: 0 for tokens, required otherwise
+  std::optional<double> storage_gbps;              ///< per host; unset: not a limit
+  double storage_latency_ms = 0;                   ///< per sample read
+  std::int64_t threads_per_host = 1;
+  std::int64_t prefetch = 2;
+  data::Placement placement = data::Placement::Sharded;
+  double host_to_device_gbps = 252;
+  bool operator==(const DataSpec&) const = default;
+};
+
 struct Scenario {
   std::string name;  ///< the scenario's name; for a what-if variant, the what-if's name
   std::string description;
@@ -59,6 +84,8 @@ struct Scenario {
   /// Federated training across devices (FedAvg, FedOpt): `cluster` and `plan` are then one client's
   /// (scenarios/federated.hpp). Absent: every step synchronous.
   std::optional<strategies::FederatedSpec> federated;
+  /// The input pipeline to simulate; absent: the inputs are on the devices when a step starts.
+  std::optional<DataSpec> data;
   Backend backend = Backend::Analytical;
   /// A calibrated profile file, resolved against the scenario file's folder; nothing = the built-in
   /// datasheet profile.

@@ -1,13 +1,18 @@
 #include "scenarios/search_evaluator.hpp"
 
+#include "scenarios/data.hpp"
 #include "scenarios/model_source.hpp"
 
 namespace parasim::scenarios {
 
 sim::SearchEvaluator search_evaluator(const Scenario& scenario, sim::Profile profile) {
+  // A sample's bytes do not depend on the batch the graph is built for.
+  std::optional<sim::InputPipeline> input;
+  if (scenario.data) input = input_pipeline(*scenario.data, build_model_graph(scenario.model, 1, scenario.file));
   return sim::SearchEvaluator(
       scenario.cluster, std::move(profile),
-      [model = scenario.model, file = scenario.file](std::int64_t batch) { return build_model_graph(model, batch, file); }, scenario.file);
+      [model = scenario.model, file = scenario.file](std::int64_t batch) { return build_model_graph(model, batch, file); }, scenario.file,
+      std::move(input));
 }
 
 strategies::search::SearchProblem search_problem(const Scenario& scenario, const sim::Profile& profile) {

@@ -34,13 +34,15 @@ LoweredStep lower(const models::Graph& g, const strategies::Plan& plan, const Cl
   out.work = describe_step(g, plan);
   const WorkDurations durations = work_durations(out.work, plan, cluster, profile);
 
-  TaskGraphBuilder b(devices, kTrainingStreams);
+  if (options.input) out.loader = loader_costs(*options.input, plan, cluster);
+  TaskGraphBuilder b(devices, options.input ? kTrainingStreamsWithInput : kTrainingStreams);
   // The data-parallel replica shortcut: simulate the devices of replica 0 only, when every replica
   // would simulate as it does (same devices and same links at the same place of the other axes).
   const bool shortcut = options.replicate_data_parallel && data_parallel_replicas_alike(plan, cluster);
   StageLayout layout(plan, shortcut, b);
-  UnitEmitter emitter(out.work, plan, durations, layout, b);
-  b.reserve(reserve_estimate(out.work, plan, layout));
+  UnitEmitter emitter(out.work, plan, durations, layout, b, out.loader ? &*out.loader : nullptr, options.input ? options.input->prefetch : 0);
+  // An input pipeline adds a load, a copy and a broadcast per micro-batch on a device at most.
+  b.reserve(reserve_estimate(out.work, plan, layout) + (out.loader ? 3 * layout.simulated_devices().size() * static_cast<std::size_t>(plan.micro_batches) : 0));
   // Units are made in an order every stage's schedule follows and in which each unit comes after
   // the units that send to it, so every resource's issue order follows the task ids
   // (TaskGraph::queues_follow_ids) and the engine simulates the step in one pass over them.

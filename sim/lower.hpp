@@ -11,9 +11,11 @@
 /// Every compute task keeps its entry in the step's work table, so the graph can be re-costed
 /// (sim/recost.hpp) or run for real.
 #include <cstdint>
+#include <optional>
 
 #include "models/graph.hpp"
 #include "sim/cluster.hpp"
+#include "sim/input_pipeline.hpp"
 #include "sim/profile.hpp"
 #include "sim/task_graph.hpp"
 #include "sim/work/work.hpp"
@@ -23,6 +25,9 @@ namespace parasim::sim {
 
 /// The streams of every device of a lowered step, in order (a stream's index is its sim::Stream value).
 inline const std::vector<Stream> kTrainingStreams{Stream::Compute, Stream::TensorComm, Stream::DataComm, Stream::ExpertComm, Stream::Pipeline};
+/// With an input pipeline, the loader's streams follow (sim/input_pipeline.hpp).
+inline const std::vector<Stream> kTrainingStreamsWithInput{Stream::Compute,    Stream::TensorComm, Stream::DataComm,    Stream::ExpertComm,
+                                                           Stream::Pipeline,   Stream::Loader,     Stream::HostToDevice};
 /// The index of `s` among kTrainingStreams (its value: they are the first streams, in order).
 [[nodiscard]] constexpr std::uint8_t stream_index(Stream s) { return static_cast<std::uint8_t>(s); }
 
@@ -32,6 +37,9 @@ struct LowerOptions {
   /// links at the same place of the other mesh axes (sim/replicas.hpp); otherwise every device is
   /// simulated.
   bool replicate_data_parallel = false;
+  /// The input pipeline to simulate (sim/input_pipeline.hpp); none: the step's inputs are on the
+  /// devices when it starts.
+  std::optional<InputPipeline> input;
 };
 
 struct LoweredStep {
@@ -44,6 +52,8 @@ struct LoweredStep {
   double hardware_flops = 0;  ///< the FLOPs the devices execute, recomputation included
   std::int64_t samples = 0;   ///< per step (the global batch)
   std::int64_t tokens = 0;    ///< per step (samples × sequence length; samples for non-sequence models)
+  /// The input pipeline's costs, when one was simulated.
+  std::optional<LoaderCosts> loader;
 };
 
 /// Precondition: the plan was made for this graph and a device count equal to the cluster's.

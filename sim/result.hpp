@@ -17,14 +17,15 @@ inline constexpr const char* kResultSchema = "parasim.result/1";
 
 /// How one device spends the step, in seconds; the parts sum to the step time. Compute categories
 /// count time the compute stream is busy; a communication category counts time it alone is in
-/// flight while the compute stream idles (exposed communication); idle is the rest (pipeline bubble
-/// and waiting).
+/// flight while the compute stream idles (exposed communication); data loading counts time the
+/// compute stream idles while only the input pipeline is at work (its loads, copies and broadcasts:
+/// the exposed input wait); idle is the rest (pipeline bubble and waiting).
 struct TimeBreakdown {
   std::array<double, kCategoryCount> seconds{};  ///< indexed by Category
   double idle_s = 0;
   bool operator==(const TimeBreakdown&) const = default;
   [[nodiscard]] double compute_s() const;
-  [[nodiscard]] double exposed_comm_s() const;
+  [[nodiscard]] double exposed_comm_s() const;  ///< the communication categories (not data loading)
 };
 
 struct DeviceTimes {
@@ -121,6 +122,31 @@ struct FederatedFigures {
   bool operator==(const FederatedFigures&) const = default;
 };
 
+/// The input pipeline (present when the scenario has "data"; sim/input_pipeline.hpp): what its
+/// loaders read and move in a step, how long they take, and whether the step waits on them.
+struct InputFigures {
+  std::string placement;              ///< "naive", "per_device", "sharded"
+  std::int64_t threads_per_host = 0;  ///< the threads each loading host runs (naive: 1)
+  std::int64_t prefetch = 0;          ///< micro-batches the queue holds
+  std::int64_t hosts_loading = 0;     ///< hosts that read samples
+  std::int64_t samples_read = 0;      ///< read and decoded in a step, over every host
+  double read_bytes = 0;              ///< from storage, every host
+  double host_to_device_bytes = 0;    ///< copied from hosts' memory to devices
+  double device_to_device_bytes = 0;  ///< broadcast inside tensor-parallel groups
+  double network_bytes = 0;           ///< sent by the naive loader's host to other hosts' devices
+  double loader_step_s = 0;           ///< the slowest host's loaders, for one step's samples
+  bool storage_bound = false;         ///< that host's loaders wait on its storage's bandwidth, not on threads
+  /// The verdict (sim/input_verdict.hpp), when it was asked for: the same step with loaders that
+  /// take no time, whether the step is input-bound (longer by more than kInputBoundTolerance), and
+  /// the fewest threads per host that make it not (0: none up to kMaxLoaderThreads helps).
+  bool verdict = false;
+  double unbounded_step_s = 0;
+  bool input_bound = false;
+  std::int64_t fewest_threads = 0;
+  double step_at_fewest_s = 0;
+  bool operator==(const InputFigures&) const = default;
+};
+
 struct Result {
   std::string scenario;
   std::string variant;        ///< "base" or the what-if's name
@@ -185,6 +211,8 @@ struct Result {
   std::optional<LocalUpdateFigures> local_update;
   /// Federated training: present when the scenario has "federated".
   std::optional<FederatedFigures> federated;
+  /// The input pipeline: present when the scenario has "data".
+  std::optional<InputFigures> input;
 
   bool operator==(const Result&) const = default;
 };

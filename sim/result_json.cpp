@@ -269,6 +269,29 @@ json to_json(const Result& r, const ResultJsonOptions& options) {
     };
   }
 
+  if (const auto& f = r.input) {
+    json in{
+        {"placement", f->placement},
+        {"threads_per_host", f->threads_per_host},
+        {"prefetch_micro_batches", f->prefetch},
+        {"hosts_loading", f->hosts_loading},
+        {"samples_read", f->samples_read},
+        {"read_bytes", number(f->read_bytes, "input read_bytes")},
+        {"host_to_device_bytes", number(f->host_to_device_bytes, "input host_to_device_bytes")},
+        {"device_to_device_bytes", number(f->device_to_device_bytes, "input device_to_device_bytes")},
+        {"network_bytes", number(f->network_bytes, "input network_bytes")},
+        {"loader_step_s", number(f->loader_step_s, "input loader_step_s")},
+        {"storage_bound", f->storage_bound},
+    };
+    if (f->verdict) {
+      in["unbounded_step_s"] = number(f->unbounded_step_s, "input unbounded_step_s");
+      in["input_bound"] = f->input_bound;
+      in["fewest_threads_per_host"] = f->fewest_threads;
+      in["step_at_fewest_threads_s"] = number(f->step_at_fewest_s, "input step_at_fewest_threads_s");
+    }
+    out["input"] = std::move(in);
+  }
+
   json per_stage = json::array();
   for (const auto& s : stage_times(r)) per_stage.push_back(stage_times_to_json(s));
   out["per_stage_times"] = std::move(per_stage);
@@ -473,6 +496,30 @@ Result result_from_json(const JsonDocument& doc, const std::string& pointer) {
     f.time_to_target_s = l.number("time_to_target_s", 0);
     l.finish();
     out.federated = f;
+  }
+  if (r.has("input")) {
+    ObjectReader l = r.object("input");
+    InputFigures f;
+    f.placement = l.string("placement");
+    f.threads_per_host = l.integer("threads_per_host", 1);
+    f.prefetch = l.integer("prefetch_micro_batches", 1);
+    f.hosts_loading = l.integer("hosts_loading", 0);
+    f.samples_read = l.integer("samples_read", 0);
+    f.read_bytes = l.number("read_bytes", 0);
+    f.host_to_device_bytes = l.number("host_to_device_bytes", 0);
+    f.device_to_device_bytes = l.number("device_to_device_bytes", 0);
+    f.network_bytes = l.number("network_bytes", 0);
+    f.loader_step_s = l.number("loader_step_s", 0);
+    f.storage_bound = l.boolean_or("storage_bound", false);
+    f.verdict = l.has("input_bound");
+    if (f.verdict) {
+      f.unbounded_step_s = l.positive("unbounded_step_s");
+      f.input_bound = l.boolean_or("input_bound", false);
+      f.fewest_threads = l.integer("fewest_threads_per_host", 0);
+      f.step_at_fewest_s = l.number("step_at_fewest_threads_s", 0);
+    }
+    l.finish();
+    out.input = f;
   }
   for (const auto& at : r.array("per_stage_times")) check_stage_times(ObjectReader(doc, at));
   {

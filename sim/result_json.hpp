@@ -41,6 +41,11 @@
 ///                   "model_bytes", "round_{mean,p50,p90,p99}_s", "unavailable_fraction",
 ///                   "late_fraction", "samples_per_round", "samples_per_s", "server_bytes_per_round",
 ///                   "server_link_utilization_fraction", "target_samples", "time_to_target_s" },
+///     "input" (scenarios with "data"): { "placement", "threads_per_host", "prefetch_micro_batches",
+///               "hosts_loading", "samples_read", "read_bytes", "host_to_device_bytes",
+///               "device_to_device_bytes", "network_bytes", "loader_step_s", "storage_bound", and with
+///               the verdict "unbounded_step_s", "input_bound", "fewest_threads_per_host" (0: none
+///               up to 1024 threads), "step_at_fewest_threads_s" },
 ///     "per_stage_times": [ { "stage", "device_count", "compute_{min,mean,max}_s", "exposed_comm_{...}_s",
 ///                            "idle_{...}_s", "comm_busy_{...}_s" } ],
 ///     "per_device_times": { "omitted_device_count": 0,

@@ -67,8 +67,12 @@ std::int64_t gcd(std::int64_t a, std::int64_t b) { return b == 0 ? a : gcd(b, a 
 
 }  // namespace
 
-SearchEvaluator::SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file)
-    : cluster_spec_(std::move(cluster)), profile_(std::move(profile)), build_graph_(std::move(build_graph)), file_(std::move(file)) {}
+SearchEvaluator::SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file, std::optional<InputPipeline> input)
+    : cluster_spec_(std::move(cluster)),
+      profile_(std::move(profile)),
+      build_graph_(std::move(build_graph)),
+      file_(std::move(file)),
+      input_(std::move(input)) {}
 
 strategies::search::Evaluator SearchEvaluator::evaluator() const {
   strategies::search::Evaluator e;
@@ -388,10 +392,26 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
       tail_opt = opt;
     }
   }
-  const double step = lead + pipeline + fill_sends + tail;
+  const double compute_step = lead + pipeline + fill_sends + tail;
+  // The input pipeline (sim/input_pipeline.hpp): each forward of the first stage waits for its copy,
+  // and the step lasts at least its busiest host's loaders' time for the step's samples (m loads
+  // back to back) after the first copy.
+  double input_wait = 0;
+  if (input_) {
+    const InputPipeline& in = *input_;
+    const bool naive = in.placement == data::Placement::Naive;
+    double loaders = 0;
+    for (const std::int64_t n : data::samples_read_per_host(plan, cl.devices_per_node, in.placement))
+      loaders = std::max(loaders, n > 0 ? host_load_s(in, static_cast<double>(n), naive ? 1 : in.threads_per_host) : 0.0);
+    const double samples_per_copy = naive ? static_cast<double>(plan.global_batch) / m : static_cast<double>(plan.micro_batch);
+    const double copy = samples_per_copy * (in.bytes.inputs + in.bytes.labels) / in.host_to_device_bytes_per_s;
+    input_wait = std::max(m * copy, copy + loaders - compute_step);
+  }
+  const double step = compute_step + input_wait;
 
   Evaluation e;
   e.step_time_s = step;
+  e.data_load_s = input_wait;
   e.samples_per_s = static_cast<double>(c.training.global_batch) / step;
   const double tokens_per_sample = graph.transformer() ? static_cast<double>(graph.transformer()->seq_len) : 1.0;
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;
@@ -402,13 +422,14 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   const auto mean = [&](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(pp); };
   e.compute_s = m * mean(compute) + tail_opt;
   e.exposed_comm_s = m * mean(comm) + fill_sends + tail_comm + lead;
-  e.bubble_s = std::max(0.0, step - e.compute_s - e.exposed_comm_s);
+  e.bubble_s = std::max(0.0, step - e.compute_s - e.exposed_comm_s - e.data_load_s);
   return e;
 }
 
 Evaluation SearchEvaluator::simulate(const Candidate& c, const models::Graph& graph, const strategies::Plan& plan, bool simgrid) const {
   sim::LowerOptions options;
   options.replicate_data_parallel = true;
+  options.input = input_;
   const Backend backend = simgrid ? sim::Backend::SimGrid : sim::Backend::Analytical;
   const SteadyState steady = steady_state_counts(plan);
   if (steady.low == 0) return from_result(sim::simulate(graph, plan, cluster(c.nodes), profile_, backend, options).result);

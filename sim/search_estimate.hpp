@@ -32,6 +32,7 @@
 #include "models/graph.hpp"
 #include "sim/cluster.hpp"
 #include "sim/cluster_spec.hpp"
+#include "sim/input_pipeline.hpp"
 #include "sim/profile.hpp"
 #include "strategies/search/evaluation.hpp"
 
@@ -67,8 +68,9 @@ class SearchEvaluator {
 
   /// `cluster`: a checked cluster spec (a candidate's node count replaces its own); `profile`: the
   /// one it is checked against; `build_graph`: the model the search plans; `file`: the scenario file,
-  /// named by the errors about its cluster.
-  SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file);
+  /// named by the errors about its cluster; `input`: the input pipeline of every simulated plan
+  /// (none: inputs on the devices).
+  SearchEvaluator(ClusterSpec cluster, Profile profile, GraphBuilder build_graph, std::string file, std::optional<InputPipeline> input = std::nullopt);
   SearchEvaluator(const SearchEvaluator&) = delete;
   SearchEvaluator& operator=(const SearchEvaluator&) = delete;
 
@@ -79,6 +81,9 @@ class SearchEvaluator {
   /// the problem when the cluster spec cannot have that many nodes.
   [[nodiscard]] const Cluster& cluster(std::int64_t nodes) const;
   [[nodiscard]] const Profile& profile() const { return profile_; }
+  /// The input pipeline each simulated plan runs with (a scenario's "data"). The estimates leave it
+  /// out: the plans simulated are ranked with it.
+  [[nodiscard]] const std::optional<InputPipeline>& input_pipeline() const { return input_; }
 
   [[nodiscard]] strategies::search::Evaluation estimate(const strategies::search::Candidate& c, const models::Graph& graph,
                                                         const strategies::Plan& plan) const;
@@ -101,6 +106,7 @@ class SearchEvaluator {
   Profile profile_;
   GraphBuilder build_graph_;
   std::string file_;
+  std::optional<InputPipeline> input_;
   mutable std::mutex mutex_;
   mutable std::map<std::int64_t, std::unique_ptr<Cluster>> clusters_;
   mutable std::map<ProbeKey, std::unique_ptr<ProbeSlot>> probes_;

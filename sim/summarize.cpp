@@ -15,8 +15,7 @@ namespace parasim::sim {
 namespace {
 
 bool is_compute(Category c) {
-  return c == Category::Forward || c == Category::Backward || c == Category::Recompute || c == Category::Optimizer ||
-         c == Category::DataLoad;
+  return c == Category::Forward || c == Category::Backward || c == Category::Recompute || c == Category::Optimizer;
 }
 
 // When several communication streams are in flight while compute idles, the exposed time goes to the
@@ -27,6 +26,9 @@ int comm_priority(Category c) {
     case Category::ExpertComm: return 1;
     case Category::PipelineComm: return 2;
     case Category::GradientComm: return 3;
+    // The input pipeline counts only where nothing else is in flight: its loaders run ahead all
+    // step, and what the compute waits on is the input only when no collective is pending.
+    case Category::DataLoad: return 5;
     default: return 4;
   }
 }
@@ -82,6 +84,7 @@ DeviceTimes device_times(const StreamRuns& runs, std::int64_t device, std::int64
   while (t < end_time) {
     std::int64_t next = end_time;
     int compute_cat = -1, comm_cat = -1, best_priority = 99;
+    bool communicating = false;
     for (std::size_t s : live) {
       const auto& run = runs[s];
       auto& k = at[s];
@@ -95,13 +98,16 @@ DeviceTimes device_times(const StreamRuns& runs, std::int64_t device, std::int64
       next = std::min(next, iv.finish);
       if (is_compute(iv.category)) {
         compute_cat = static_cast<int>(iv.category);
-      } else if (comm_priority(iv.category) < best_priority) {
+        continue;
+      }
+      communicating = communicating || iv.category != Category::DataLoad;
+      if (comm_priority(iv.category) < best_priority) {
         best_priority = comm_priority(iv.category);
         comm_cat = static_cast<int>(iv.category);
       }
     }
     const double span = static_cast<double>(next - t) * 1e-12;
-    if (comm_cat >= 0) out.comm_busy_s += span;
+    if (communicating) out.comm_busy_s += span;
     if (compute_cat >= 0) out.breakdown.seconds[static_cast<std::size_t>(compute_cat)] += span;
     else if (comm_cat >= 0) out.breakdown.seconds[static_cast<std::size_t>(comm_cat)] += span;
     else out.breakdown.idle_s += span;
@@ -128,7 +134,7 @@ double TimeBreakdown::compute_s() const {
 double TimeBreakdown::exposed_comm_s() const {
   double s = 0;
   for (int c = 0; c < kCategoryCount; ++c)
-    if (!is_compute(static_cast<Category>(c))) s += seconds[static_cast<std::size_t>(c)];
+    if (!is_compute(static_cast<Category>(c)) && static_cast<Category>(c) != Category::DataLoad) s += seconds[static_cast<std::size_t>(c)];
   return s;
 }
 
@@ -304,7 +310,30 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
     r.intra_node_bytes += collectives[c].intra_bytes_per_device * members * times;
     r.inter_node_bytes += collectives[c].inter_bytes_per_device * members * times;
   }
+  if (step.loader) r.input = input_figures(*step.loader);
   return r;
+}
+
+InputFigures input_figures(const LoaderCosts& lc) {
+  InputFigures f;
+  f.placement = std::string(data::to_string(lc.load.placement));
+  f.threads_per_host = lc.threads;
+  f.prefetch = lc.prefetch;
+  for (std::size_t h = 0; h < lc.load.samples_read_per_host.size(); ++h) {
+    const std::int64_t samples = lc.load.samples_read_per_host[h];
+    if (samples == 0) continue;
+    ++f.hosts_loading;
+    f.samples_read += samples;
+    if (lc.host_step_s[h] > f.loader_step_s) {
+      f.loader_step_s = lc.host_step_s[h];
+      f.storage_bound = lc.host_storage_bound[h];
+    }
+  }
+  f.read_bytes = lc.load.read_bytes;
+  f.host_to_device_bytes = lc.load.host_to_device_bytes;
+  f.device_to_device_bytes = lc.load.device_to_device_bytes;
+  f.network_bytes = lc.load.network_bytes;
+  return f;
 }
 
 std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const Cluster& cluster, const std::vector<CollectiveEstimate>& collectives) {

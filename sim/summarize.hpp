@@ -30,6 +30,10 @@ enum class Backend;  ///< defined with its names in sim/simulate.hpp
                                const LoweredStep& step, const Timeline& timeline, const std::vector<CollectiveEstimate>& collectives,
                                Backend backend, std::span<const std::int64_t> finish_ps = {});
 
+/// What the input pipeline read and moved in the step and how long its loaders took (the verdict
+/// is left to sim/input_verdict.hpp, which simulates again).
+[[nodiscard]] InputFigures input_figures(const LoaderCosts& lc);
+
 /// The flows of every collective of the task graph, for the algorithm its estimate chose.
 [[nodiscard]] std::vector<CollectiveFlows> collective_flows_of(const TaskGraph& tasks, const Cluster& cluster,
                                                                const std::vector<CollectiveEstimate>& collectives);

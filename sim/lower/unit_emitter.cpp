@@ -17,8 +17,10 @@ constexpr std::uint32_t kNoCollective = UINT32_MAX;
 
 
 UnitEmitter::UnitEmitter(const StepWork& work, const strategies::Plan& plan, const WorkDurations& durations, StageLayout& layout,
-                         TaskGraphBuilder& builder)
-    : work_(work), plan_(plan), durations_(durations), layout_(layout), b_(builder), chunks_(static_cast<std::int64_t>(work.chunks.size())) {
+                         TaskGraphBuilder& builder, const LoaderCosts* loader, std::int64_t prefetch)
+    : loader_(loader),
+      prefetch_(prefetch),
+      work_(work), plan_(plan), durations_(durations), layout_(layout), b_(builder), chunks_(static_cast<std::int64_t>(work.chunks.size())) {
   // Labels are interned program by program, item by item, so their ids follow the programs; a
   // compute item's label carries its work (TaskGraph::label_work).
   for (const ChunkWork& chunk : work.chunks) {
@@ -35,6 +37,7 @@ UnitEmitter::UnitEmitter(const StepWork& work, const strategies::Plan& plan, con
   prev_.assign(devices, kNoTask);
   last_compute_.assign(devices, kNoTask);
   held_buckets_.resize(static_cast<std::size_t>(plan.pp));
+  if (loader_) load_tasks_.resize(devices);
 }
 
 void UnitEmitter::emit_unit(bool forward, std::int64_t j, std::int64_t c) {
@@ -58,6 +61,8 @@ void UnitEmitter::emit_unit(bool forward, std::int64_t j, std::int64_t c) {
   for (std::int64_t d : layout_.stage_devices(u.stage)) prev_[static_cast<std::size_t>(d)] = kNoTask;
   item_tasks_.assign(items.size() * u.stage_size, kNoTask);
   if (forward && j == 0 && plan_.overlap_param_gather && gathers_parameters()) emit_parameter_gathers_ahead(c);
+  // A stage takes its input as its first chunk's forward starts (Megatron-LM's get_batch).
+  if (forward && loader_ && c < plan_.pp) emit_inputs(u.stage, j, u.key);
 
   const bool last_micro_batch = j == plan_.micro_batches - 1;
   const bool sync_grads = !forward && syncs_gradients(plan_, j);

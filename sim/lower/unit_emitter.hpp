@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/input_pipeline.hpp"
 #include "sim/lower/stage_layout.hpp"
 #include "sim/task_graph.hpp"
 #include "sim/work/work.hpp"
@@ -17,8 +18,9 @@ namespace parasim::sim {
 
 class UnitEmitter {
  public:
+  /// `loader`: the input pipeline's costs (nullptr: none), its queue holding `prefetch` micro-batches.
   UnitEmitter(const StepWork& work, const strategies::Plan& plan, const WorkDurations& durations, StageLayout& layout,
-              TaskGraphBuilder& builder);
+              TaskGraphBuilder& builder, const LoaderCosts* loader = nullptr, std::int64_t prefetch = 0);
 
   /// The tasks of one unit: pass `forward` of micro-batch `j` through chunk `c`.
   void emit_unit(bool forward, std::int64_t j, std::int64_t c);
@@ -61,6 +63,9 @@ class UnitEmitter {
   void emit_items_block_by_block(const Unit& u, const std::vector<std::vector<std::pair<AxisSet, double>>>& buckets_after);
   /// A gradient bucket over `axes` after item `after_item` of the unit (SIZE_MAX: after its last task).
   void emit_bucket(const Unit& u, const AxisSet& axes, double bytes, std::size_t after_item);
+  /// The input of micro-batch `j` for the devices of `stage` (sim/input_pipeline.hpp): its copies
+  /// and broadcasts, which the forward of unit `key` waits for, and the load that refills the queue.
+  void emit_inputs(std::int64_t stage, std::int64_t j, std::uint32_t key);
   void emit_tied_gradients();
   std::vector<TaskId> emit_optimizer_steps(const std::vector<std::uint32_t>& labels);
   void emit_parameter_gathers(const std::vector<TaskId>& optimizer_task);
@@ -71,6 +76,10 @@ class UnitEmitter {
     return plan_.zero >= 1 && plan_.zero < 3 && !work_.data_axes.empty();
   }
 
+  const LoaderCosts* loader_;
+  std::int64_t prefetch_;
+  /// Per device: its load task of each micro-batch of this step (those made in the step before: none).
+  std::vector<std::vector<TaskId>> load_tasks_;
   const StepWork& work_;
   const strategies::Plan& plan_;
   const WorkDurations& durations_;

@@ -80,7 +80,7 @@ Loaded load(const std::string& variant) {
 
 TEST_CASE("exec: one device runs every task of its step once a step, each compute task's every operator pass", "[exec]") {
   const Loaded l = load("single");
-  const sim::Simulation simulation = sim::simulate(l.graph, l.plan, l.cluster, l.profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation simulation = sim::simulate(l.graph, l.plan, l.cluster, l.profile, sim::Backend::Analytical, sim::LowerOptions{});
   REQUIRE(exec::cannot_execute(simulation.step, 0).empty());
   exec::LocalTransport transport;
   transport.prepare(simulation.step.tasks);
@@ -116,7 +116,7 @@ TEST_CASE("exec: one device runs every task of its step once a step, each comput
 
 TEST_CASE("exec: the CPU executor refuses a plan it cannot run, saying why", "[exec]") {
   const Loaded one = load("single");
-  const sim::Simulation s1 = sim::simulate(one.graph, one.plan, one.cluster, one.profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation s1 = sim::simulate(one.graph, one.plan, one.cluster, one.profile, sim::Backend::Analytical, sim::LowerOptions{});
   CHECK(exec::cannot_execute(s1.step, 1) == "rank 1 has no device in a plan of 1");
   // A profile with a bf16 peak for the host would let the plan through the loader; the CPU kernels
   // still run fp32 only.
@@ -127,7 +127,7 @@ TEST_CASE("exec: the CPU executor refuses a plan it cannot run, saying why", "[e
   CHECK(cpu.refuses(bf16) == "the CPU executor runs fp32 plans only; the plan trains in bf16");
   // The replica shortcut simulates one replica for two: not a graph a rank per device can run.
   const Loaded dp = load("base");
-  const sim::Simulation shortcut = sim::simulate(dp.graph, dp.plan, dp.cluster, dp.profile, sim::Backend::Analytical, {.replicate_data_parallel = true});
+  const sim::Simulation shortcut = sim::simulate(dp.graph, dp.plan, dp.cluster, dp.profile, sim::Backend::Analytical, sim::LowerOptions{.replicate_data_parallel = true, .input = {}});
   REQUIRE(shortcut.step.replica_shortcut);
   CHECK(exec::cannot_execute(shortcut.step, 0) == "the step was lowered with one data-parallel replica standing for all");
 }

@@ -151,7 +151,7 @@ void check_all_reduces(const num::Results& r, const Loaded& tp, double bytes) {
   CHECK(reduces == std::vector<std::string>(4, one));
   const sim::Profile profile = scenarios::scenario_profile(tp.scenario);
   const sim::Cluster cluster = sim::build_cluster(tp.scenario.cluster, profile);
-  const sim::Simulation simulation = sim::simulate(tp.graph, tp.plan, cluster, profile, sim::Backend::Analytical, {.replicate_data_parallel = false});
+  const sim::Simulation simulation = sim::simulate(tp.graph, tp.plan, cluster, profile, sim::Backend::Analytical, sim::LowerOptions{});
   const sim::TaskGraph& g = simulation.step.tasks;
   int lowered = 0;
   for (sim::TaskId t = 0; t < g.task_count(); ++t) {

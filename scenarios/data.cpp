@@ -1,0 +1,62 @@
+#include "scenarios/data.hpp"
+
+#include <algorithm>
+
+namespace parasim::scenarios {
+
+data::SampleBytes model_sample_bytes(const models::Graph& graph) {
+  data::SampleBytes b;
+  const auto& t = graph.transformer();
+  double elements = 0;
+  for (models::OpId id = 0; id < graph.op_count(); ++id) {
+    const models::Operator& op = graph.op(id);
+    if (op.kind != models::OpKind::Input) continue;
+    // A sample's share of the input: every output dim but the batch "b".
+    double per_sample = 1;
+    for (const std::string& name : op.output.dims) {
+      if (name == "b") continue;
+      const auto dim = std::find_if(op.dims.begin(), op.dims.end(), [&](const models::Dim& d) { return d.name == name; });
+      if (dim != op.dims.end()) per_sample *= static_cast<double>(dim->size);
+    }
+    elements += per_sample;
+  }
+  if (t) {
+    // int64 token ids (torch.long, what an embedding takes); labels and loss mask per token.
+    b.inputs = elements * 8;
+    b.labels = static_cast<double>(t->seq_len) * (8 + 4);
+  } else {
+    // torchvision's ToTensor and Normalize give fp32 images; a class index is an int64.
+    b.inputs = elements * 4;
+    b.labels = 8;
+  }
+  return b;
+}
+
+sim::InputPipeline input_pipeline(const DataSpec& spec, const models::Graph& graph) {
+  sim::InputPipeline in;
+  in.placement = spec.placement;
+  in.bytes = model_sample_bytes(graph);
+  if (spec.decoded_bytes_per_sample) in.bytes.inputs = *spec.decoded_bytes_per_sample;
+  const auto& t = graph.transformer();
+  switch (spec.format) {
+    // CIFAR-100's binary record: a coarse and a fine label byte, then 3 × 32 × 32 pixel bytes
+    // (https://www.cs.toronto.edu/~kriz/cifar.html, "Binary version").
+    case DataFormat::CifarBin: in.bytes.stored = 3074; break;
+    // Megatron-Core's indexed dataset stores token ids as uint16 below 65,500 distinct tokens, else
+    // int32 (megatron/core/datasets/indexed_dataset.py, DType.optimal_dtype).
+    case DataFormat::Tokens:
+      in.bytes.stored = t ? static_cast<double>(t->seq_len) * (t->vocab < 65500 ? 2 : 4) : in.bytes.inputs;
+      break;
+    case DataFormat::JpegTar: break;  // required in the scenario
+  }
+  if (spec.stored_bytes_per_sample) in.bytes.stored = *spec.stored_bytes_per_sample;
+  in.threads_per_host = spec.threads_per_host;
+  in.prefetch = spec.prefetch;
+  in.decode_s_per_sample = spec.decode_ms_per_sample.value_or(0) * 1e-3;
+  in.storage_bytes_per_s = spec.storage_gbps ? *spec.storage_gbps * 1e9 / 8 : 0;
+  in.file_latency_s = spec.storage_latency_ms * 1e-3;
+  in.host_to_device_bytes_per_s = spec.host_to_device_gbps * 1e9 / 8;
+  return in;
+}
+
+}  // namespace parasim::scenarios
