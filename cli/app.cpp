@@ -17,6 +17,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_report_command(app, action, out);
   add_calibrate_command(app, action, out, err);
   add_execute_command(app, action, out);
+  add_data_command(app, action, out);
   // --timeout on the command and on every sub-command, so it may follow any of them.
   double timeout_s = 0;
   const std::string timeout_help = "stop after this many seconds of wall-clock time: exit 124, unfinished outputs removed (0: no limit)";

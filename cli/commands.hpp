@@ -34,6 +34,10 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
 /// [--profile P.json]`: the plan's task graph run for real, predicted against measured.
 void add_execute_command(CLI::App& app, Action& action, std::ostream& out);
 
+/// Registers `parasim data synth --format cifar-bin|jpeg-tar --samples N --image-size S --out DIR`: a
+/// synthetic dataset for the real loader.
+void add_data_command(CLI::App& app, Action& action, std::ostream& out);
+
 /// Parses argv and runs the chosen command. Throws parasim errors.
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

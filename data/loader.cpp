@@ -1,0 +1,207 @@
+#include "data/loader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "data/augment.hpp"
+
+namespace parasim::data {
+namespace {
+
+InputError option_error(const std::string& what) { return InputError("<loader options>", 0, 0, "", what); }
+
+}  // namespace
+
+std::vector<std::int64_t> epoch_permutation(std::int64_t n, std::uint64_t seed, std::int64_t epoch) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = i;
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<std::int64_t>(sample_seed(seed, epoch, -1 - i) % static_cast<std::uint64_t>(i + 1));
+    std::swap(p[static_cast<std::size_t>(i)], p[static_cast<std::size_t>(j)]);
+  }
+  return p;
+}
+
+DataLoader::DataLoader(const std::string& path, const strategies::Plan& plan, LoaderOptions options)
+    : dataset_(Dataset::open(path)), plan_(plan), options_(options) {
+  if (options_.threads < 1) throw option_error("found " + std::to_string(options_.threads) + " loader threads; expected at least 1");
+  if (options_.prefetch < 1) throw option_error("found a prefetch depth of " + std::to_string(options_.prefetch) + "; expected at least 1 micro-batch");
+  if (options_.image_size < 1) throw option_error("found an image side of " + std::to_string(options_.image_size) + "; expected at least 1");
+  if (options_.devices_per_host < 1) throw option_error("found " + std::to_string(options_.devices_per_host) + " devices a host; expected at least 1");
+  if (dataset_.size() < plan_.global_batch)
+    throw InputError(path, 0, 0, "", "the dataset holds " + std::to_string(dataset_.size()) + " samples, fewer than a step's global batch of " +
+                                         std::to_string(plan_.global_batch));
+  steps_per_epoch_ = dataset_.size() / plan_.global_batch;
+  sample_floats_ = 3 * options_.image_size * options_.image_size;
+  const double sample_bytes = static_cast<double>(sample_floats_) * sizeof(float) + sizeof(std::int64_t);
+  load_ = plan_loading(plan_, options_.devices_per_host, SampleBytes{0, sample_bytes - sizeof(std::int64_t), sizeof(std::int64_t)}, options_.placement);
+  for (std::int64_t d = 0; d < plan_.mesh.device_count(); ++d) {
+    const DeviceFeed& f = load_.devices[static_cast<std::size_t>(d)];
+    if (d / options_.devices_per_host == options_.host && (f.host_bytes > 0 || f.peer_bytes > 0)) served_.push_back(d);
+  }
+  const std::int64_t threads = options_.placement == Placement::Naive ? 1 : options_.threads;
+  for (std::int64_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run_worker(); });
+}
+
+DataLoader::~DataLoader() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void DataLoader::open_unit() {
+  const std::int64_t m = plan_.micro_batches, mb = plan_.micro_batch;
+  const std::int64_t u = next_unit_++;
+  Unit& unit = open_.emplace_back();
+  unit.set.epoch = u / (steps_per_epoch_ * m);
+  unit.set.step = u / m % steps_per_epoch_;
+  unit.set.micro_batch = u % m;
+  if (permutation_epoch_ != unit.set.epoch) {
+    permutation_ = epoch_permutation(dataset_.size(), options_.seed, unit.set.epoch);
+    permutation_epoch_ = unit.set.epoch;
+  }
+  unit.set.devices.resize(static_cast<std::size_t>(plan_.mesh.device_count()));
+  // Each served device's micro-batch: its replica's positions j·mb … (j + 1)·mb − 1 of the step.
+  std::vector<std::pair<std::int64_t, Target>> wanted;  // (position in the step, where it goes)
+  for (const std::int64_t d : served_) {
+    const DeviceFeed& f = load_.devices[static_cast<std::size_t>(d)];
+    DeviceBatch& b = unit.set.devices[static_cast<std::size_t>(d)];
+    b.inputs = f.inputs;
+    b.labels = f.labels;
+    for (std::int64_t k = 0; k < mb; ++k) {
+      const std::int64_t position = f.samples[static_cast<std::size_t>(unit.set.micro_batch * mb + k)];
+      b.samples.push_back(permutation_[static_cast<std::size_t>(unit.set.step * plan_.global_batch + position)]);
+      wanted.push_back({position, Target{d, k}});
+    }
+    if (b.inputs) b.images.resize(static_cast<std::size_t>(mb * sample_floats_));
+    if (b.labels) b.classes.resize(static_cast<std::size_t>(mb));
+  }
+  std::stable_sort(wanted.begin(), wanted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  switch (options_.placement) {
+    case Placement::PerDevice:
+      // Every device decodes its own samples.
+      for (const auto& [position, target] : wanted) unit.jobs.push_back({position, {target}});
+      break;
+    case Placement::Sharded:
+      // Each sample once, to every device that takes it.
+      for (const auto& [position, target] : wanted) {
+        if (unit.jobs.empty() || unit.jobs.back().position != position) unit.jobs.push_back({position, {}});
+        unit.jobs.back().targets.push_back(target);
+      }
+      break;
+    case Placement::Naive: {
+      // Every sample of the micro-batch (every replica's) to every device; each keeps its own.
+      std::vector<std::int64_t> positions;
+      for (std::int64_t r = 0; r < plan_.dp(); ++r) {
+        const std::vector<std::int64_t> mine = replica_samples(plan_.global_batch, mb, plan_.dp(), r);
+        positions.insert(positions.end(), mine.begin() + unit.set.micro_batch * mb, mine.begin() + (unit.set.micro_batch + 1) * mb);
+      }
+      std::sort(positions.begin(), positions.end());
+      for (const std::int64_t position : positions) {
+        Job job{position, {}};
+        for (const std::int64_t d : served_) {
+          Target t{d, -1};
+          for (const auto& [p, target] : wanted)
+            if (p == position && target.device == d) t = target;
+          job.targets.push_back(t);
+        }
+        unit.jobs.push_back(std::move(job));
+      }
+      break;
+    }
+  }
+  for (const Job& job : unit.jobs) unit.dataset_index.push_back(permutation_[static_cast<std::size_t>(unit.set.step * plan_.global_batch + job.position)]);
+  unit.remaining = unit.jobs.size();
+}
+
+void DataLoader::run_worker() {
+  std::vector<float> scratch(static_cast<std::size_t>(sample_floats_));
+  RawSample raw;
+  Image image;
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    Unit* unit = nullptr;
+    for (Unit& u : open_)
+      if (u.next_job < u.jobs.size()) {
+        unit = &u;
+        break;
+      }
+    if (!unit) {
+      if (static_cast<std::int64_t>(open_.size()) < options_.prefetch) {
+        open_unit();
+        if (open_.back().jobs.empty()) done_cv_.notify_all();  // a micro-batch with nothing to load is ready at once
+        work_cv_.notify_all();                                  // its jobs are for every thread
+        continue;
+      }
+      work_cv_.wait(lock);
+      continue;
+    }
+    const std::size_t job = unit->next_job++;
+    lock.unlock();
+    try {
+      run_job(*unit, job, scratch, raw, image);
+    } catch (...) {
+      lock.lock();
+      if (!error_) error_ = std::current_exception();
+      stop_ = true;
+      done_cv_.notify_all();
+      work_cv_.notify_all();
+      return;
+    }
+    lock.lock();
+    if (--unit->remaining == 0) done_cv_.notify_all();
+  }
+}
+
+void DataLoader::run_job(Unit& unit, std::size_t job, std::vector<float>& scratch, RawSample& raw, Image& image) {
+  const Job& j = unit.jobs[job];
+  const std::int64_t index = unit.dataset_index[job];
+  dataset_.read(index, raw);
+  dataset_.decode(index, raw, image);
+  augment(image, options_.image_size, sample_seed(options_.seed, unit.set.epoch, index), scratch.data());
+  decoded_.fetch_add(1, std::memory_order_relaxed);
+  read_bytes_.fetch_add(static_cast<std::int64_t>(dataset_.stored_bytes(index)), std::memory_order_relaxed);
+  const auto floats = static_cast<std::size_t>(sample_floats_);
+  std::vector<float> discard;
+  std::int64_t copied = 0;
+  for (const Target& t : j.targets) {
+    DeviceBatch& b = unit.set.devices[static_cast<std::size_t>(t.device)];
+    if (t.slot < 0) {
+      // A naive copy the device does not keep: it still crosses to it.
+      discard.resize(floats);
+      std::memcpy(discard.data(), scratch.data(), floats * sizeof(float));
+      copied += static_cast<std::int64_t>(floats * sizeof(float) + sizeof(std::int64_t));
+      continue;
+    }
+    if (b.inputs) {
+      std::memcpy(b.images.data() + static_cast<std::size_t>(t.slot) * floats, scratch.data(), floats * sizeof(float));
+      copied += static_cast<std::int64_t>(floats * sizeof(float));
+    }
+    if (b.labels) {
+      b.classes[static_cast<std::size_t>(t.slot)] = raw.label;
+      copied += static_cast<std::int64_t>(sizeof(std::int64_t));
+    }
+  }
+  copied_bytes_.fetch_add(copied, std::memory_order_relaxed);
+}
+
+MicroBatchSet DataLoader::next() {
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] { return error_ || (!open_.empty() && open_.front().remaining == 0 && open_.front().next_job == open_.front().jobs.size()); });
+  if (error_) std::rethrow_exception(error_);
+  MicroBatchSet out = std::move(open_.front().set);
+  open_.pop_front();
+  lock.unlock();
+  work_cv_.notify_all();
+  return out;
+}
+
+LoaderStats DataLoader::stats() const {
+  return {decoded_.load(), static_cast<double>(read_bytes_.load()), static_cast<double>(copied_bytes_.load())};
+}
+
+}  // namespace parasim::data
