@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "calibrate/cpu.hpp"
 #include "calibrate/gpu.hpp"
 #include "calibrate/kernel_csv.hpp"
+#include "calibrate/loader.hpp"
 #include "calibrate/nccl_tests.hpp"
 #include "calibrate/source_text.hpp"
 #include "cli/commands.hpp"
@@ -24,8 +26,10 @@
 #include "common/did_you_mean.hpp"
 #include "common/error.hpp"
 #include "common/json_document.hpp"
+#include "data/dataset.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
+#include "reports/html.hpp"
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
 #include "sim/profile_json.hpp"
@@ -50,6 +54,9 @@ struct CalibrateArgs {
   int threads = 0;  // cpu: OpenBLAS threads of the GEMMs (0: every core)
   std::string link;
   std::string algorithm = "ring";
+  std::string data;    // loader: the dataset's folder
+  std::int64_t image_size = 0;  // loader: the tensors' side (0: the dataset's)
+  std::string report;  // loader: the folder of report.html
 };
 
 std::vector<std::string> keys_of(const auto& map) {
@@ -84,7 +91,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
   check_output_file(a.out);
   if ((a.backend.empty() ? 0 : 1) + (a.nccl_tests.empty() ? 0 : 1) + (a.csv.empty() ? 0 : 1) != 1)
     throw InputError("<command line>", 0, 0, "",
-                     "give one of --backend cpu|cuda|nccl|mpi (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)");
+                     "give one of --backend cpu|cuda|nccl|mpi|loader (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)");
   sim::Profile profile = a.base.empty() ? sim::datasheet_profile() : sim::profile_from_json(JsonDocument::read_file(a.base));
   const std::string base_name = a.base.empty() ? "the datasheet profile" : "profile \"" + profile.name + "\" (" + calibrate::source_text(a.base) + ")";
   profile.name = a.name;
@@ -296,9 +303,31 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       out << "    " << std::left << std::setw(16) << calibrate::to_string(m.collective) << std::right << " compute " << fixed(d.interference.compute[k], 3)
           << ", the collective " << fixed(d.interference.communication[k], 3) << "\n";
     }
+  } else if (a.backend == "loader") {
+    if (a.data.empty()) throw InputError("<command line>", 0, 0, "", "--backend loader needs --data DIR: a dataset (parasim data synth writes one)");
+    calibrate::LoaderCalibrationOptions o;
+    o.image_size = a.image_size;
+    if (a.threads > 0) o.max_threads = a.threads;
+    const std::string command = "parasim calibrate --backend loader --data " + a.data + (a.threads > 0 ? " --threads " + std::to_string(a.threads) : "") +
+                                (a.image_size > 0 ? " --image-size " + std::to_string(a.image_size) : "");
+    out << "parasim calibrate: the real loader on " << a.data << "\n";
+    const data::Dataset dataset = data::Dataset::open(a.data);
+    const std::string format(data::to_string(dataset.format()));
+    const sim::LoaderProfile& loader = profile.loaders[format] = calibrate::calibrate_loader(a.data, o, command, out);
+    profile.origin = command + ", " + calibrate::today_utc() + " UTC, over " + base_name;
+    if (!a.report.empty()) {
+      reports::HtmlReport page;
+      page.title = "parasim calibrate: the loader on " + calibrate::source_text(a.data);
+      page.loader = reports::HtmlLoader{format, loader};
+      const std::filesystem::path html = std::filesystem::path(a.report) / "report.html";
+      std::error_code ec;
+      std::filesystem::create_directories(a.report, ec);
+      write_atomically(html.string(), reports::render_html(page));
+      out << "wrote " << html.string() << "\n";
+    }
   } else {
-    throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\"" +
-                                                     did_you_mean(a.backend, {"cpu", "cuda", "nccl", "mpi"}));
+    throw InputError("<command line>", 0, 0, "", "--backend: found \"" + a.backend + "\", expected \"cpu\", \"cuda\", \"nccl\", \"mpi\" or \"loader\"" +
+                                                     did_you_mean(a.backend, {"cpu", "cuda", "nccl", "mpi", "loader"}));
   }
 
   // What is written must read back as it is (the profile format's checks: curves, sources, links).
@@ -315,7 +344,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
 void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std::ostream& err) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Measure this machine, or read nccl-tests results, and write a calibrated profile");
-  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, the executor's memory-bound and softmax kernels), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks)");
+  cmd->add_option("--backend", args->backend, "measure: cpu (OpenBLAS GEMMs, the executor's memory-bound and softmax kernels), cuda (cuBLAS GEMMs, copies), nccl (all-reduce over this node's GPUs), mpi (MPI_Allreduce between mpirun's ranks), loader (the real data loader on --data)");
   cmd->add_option("--from-nccl-tests", args->nccl_tests, "read an nccl-tests log (all_reduce_perf, all_gather_perf, reduce_scatter_perf, sendrecv_perf) instead");
   cmd->add_option("--algorithm", args->algorithm,
                   "--from-nccl-tests: the model the log is fitted with: ring (default), or nvls for an all-reduce the NVSwitch reduced (NVLink SHARP; "
@@ -327,9 +356,13 @@ void add_calibrate_command(CLI::App& app, Action& action, std::ostream& out, std
   cmd->add_option("--base", args->base, "the profile to start from (default: the datasheet profile)");
   cmd->add_option("--name", args->name, "the written profile's name (default \"calibrated\")");
   cmd->add_option("--device", args->device, "the profile device to calibrate (cpu: host-cpu; cuda: from the GPU's name)");
-  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core); mpi: the GEMM's threads in the interference measurement (default: this host's cores over its ranks)")
+  cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads for the GEMMs, as many as each rank of `parasim execute` uses (default: every core); mpi: the GEMM's threads in the interference measurement (default: this host's cores over its ranks); loader: the most loader threads checked (default 2)")
       ->check(integer_from_to(1, 1024));
   cmd->add_option("--link", args->link, "the link class to calibrate (nccl-tests and mpi: required; nccl: the GPU's intra-node link)");
+  cmd->add_option("--data", args->data, "loader: the dataset to measure the real loader on (parasim data synth writes one)");
+  cmd->add_option("--image-size", args->image_size, "loader: the side of the tensors the loader makes (default: the dataset's images')")
+      ->check(integer_from_to(1, 4096));
+  cmd->add_option("--report", args->report, "loader: a folder for report.html, the measured and predicted time per sample by placement and threads");
   cmd->callback([&action, &out, &err, args] { action = [&out, &err, args] { return calibrate(*args, out, err); }; });
 }
 

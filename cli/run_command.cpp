@@ -257,7 +257,7 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     std::optional<VariantProgress> phases;
     if (progress && !sweep_progress && long_simulation[vi]) phases.emplace(*progress, reports::terminal_safe(v.name));
     ProgressSink* sink = phases ? &*phases : nullptr;
-    if (s.data) lower_options.input = scenarios::input_pipeline(*s.data, graph);
+    if (s.data) lower_options.input = scenarios::input_pipeline(s, graph, profile);
     sim::Simulation simulation = s.local_update ? scenarios::simulate_local_update(s, profile, backend, lower_options, sink)
                                  : s.federated  ? scenarios::simulate_federated_scenario(s, profile, backend, lower_options, sink)
                                                 : sim::simulate(graph, plan, cluster, profile, backend, lower_options, sink);

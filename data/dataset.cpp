@@ -32,25 +32,28 @@ std::vector<std::string> files_with(const std::string& dir, const std::string& e
   return out;
 }
 
-/// Reads exactly `size` bytes at `offset` of `path`; false when the file ends first.
-bool read_at(const std::string& path, std::int64_t offset, std::int64_t size, unsigned char* out, std::string& why) {
+/// The file open for reading, closed with its last owner.
+std::shared_ptr<int> open_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    why = std::strerror(errno);
-    return false;
-  }
+  if (fd < 0) throw file_error(path, std::string("cannot open it: ") + std::strerror(errno));
+  return std::shared_ptr<int>(new int(fd), [](int* f) {
+    ::close(*f);
+    delete f;
+  });
+}
+
+/// Reads exactly `size` bytes at `offset` of the open file `fd`; false when the file ends first.
+bool read_at(int fd, std::int64_t offset, std::int64_t size, unsigned char* out, std::string& why) {
   std::int64_t done = 0;
   while (done < size) {
     const ssize_t n = ::pread(fd, out + done, static_cast<std::size_t>(size - done), offset + done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       why = n < 0 ? std::strerror(errno) : "the file ends at byte " + std::to_string(offset + done) + ", " + std::to_string(size - done) + " bytes early";
-      ::close(fd);
       return false;
     }
     done += n;
   }
-  ::close(fd);
   return true;
 }
 
@@ -96,7 +99,7 @@ Dataset Dataset::open(const std::string& dir) {
         throw file_error(p, "truncated: " + std::to_string(bytes) + " bytes is not a whole number of " + std::to_string(d.record_bytes_) +
                                 "-byte records (" + std::to_string(bytes / d.record_bytes_) + " and " + std::to_string(bytes % d.record_bytes_) +
                                 " bytes)");
-      d.files_.push_back({p, samples});
+      d.files_.push_back({p, samples, open_file(p)});
       samples += bytes / d.record_bytes_;
     }
   } else {
@@ -105,7 +108,7 @@ Dataset Dataset::open(const std::string& dir) {
       std::vector<TarMember> members;
       std::string why;
       if (!codec.index_tar(paths[f].c_str(), members, why)) throw file_error(paths[f], why);
-      d.files_.push_back({paths[f], samples});
+      d.files_.push_back({paths[f], samples, open_file(paths[f])});
       // A sample is a KEY.jpg and its KEY.cls (WebDataset: the key is the name up to its first dot).
       std::map<std::string, const TarMember*> labels;
       for (const TarMember& m : members)
@@ -155,15 +158,16 @@ void Dataset::read(std::int64_t i, RawSample& out) const {
     unsigned char labels[kCifarLabelBytes];
     out.bytes.resize(static_cast<std::size_t>(record_bytes_ - kCifarLabelBytes));
     const std::int64_t at = (i - f->first) * record_bytes_;
-    if (!read_at(f->path, at, kCifarLabelBytes, labels, why) || !read_at(f->path, at + kCifarLabelBytes, record_bytes_ - kCifarLabelBytes, out.bytes.data(), why))
+    if (!read_at(*f->fd, at, kCifarLabelBytes, labels, why) || !read_at(*f->fd, at + kCifarLabelBytes, record_bytes_ - kCifarLabelBytes, out.bytes.data(), why))
       throw file_error(f->path, "sample " + std::to_string(i) + " (record " + std::to_string(i - f->first) + "): " + why);
     out.label = labels[1];  // the fine label
   } else {
     const Member& m = members_[static_cast<std::size_t>(i)];
     const std::string& path = files_[m.file].path;
+    const int fd = *files_[m.file].fd;
     out.bytes.resize(static_cast<std::size_t>(m.size));
     unsigned char text[kMaxLabelBytes + 1] = {};
-    if (!read_at(path, m.offset, m.size, out.bytes.data(), why) || !read_at(path, m.label_offset, m.label_size, text, why))
+    if (!read_at(fd, m.offset, m.size, out.bytes.data(), why) || !read_at(fd, m.label_offset, m.label_size, text, why))
       throw file_error(path, "sample " + std::to_string(i) + " (member " + m.name + "): " + why);
     char* end = nullptr;
     const long long label = std::strtoll(reinterpret_cast<const char*>(text), &end, 10);

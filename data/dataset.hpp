@@ -9,6 +9,7 @@
 /// the image side and the classes; without one the format follows the files. Samples are numbered
 /// 0 … size − 1 in file order. Every fault names the file and, for a sample, its index.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,8 @@ class Dataset {
  private:
   struct File {
     std::string path;
-    std::int64_t first = 0;  ///< its first sample
+    std::int64_t first = 0;    ///< its first sample
+    std::shared_ptr<int> fd;   ///< open for reading while any copy of the Dataset lives
   };
   struct Member {
     std::size_t file = 0;

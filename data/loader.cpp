@@ -1,6 +1,13 @@
 #include "data/loader.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -12,6 +19,32 @@ namespace {
 InputError option_error(const std::string& what) { return InputError("<loader options>", 0, 0, "", what); }
 
 }  // namespace
+
+void copy_to_device(float* dst, const float* src, std::size_t count) {
+#if defined(__SSE__)
+  std::size_t i = 0;
+  // Up to a 16-byte boundary of the destination one float at a time, then four at a time.
+  for (; i < count && reinterpret_cast<std::uintptr_t>(dst + i) % 16 != 0; ++i) dst[i] = src[i];
+  for (; i + 4 <= count; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+  for (; i < count; ++i) dst[i] = src[i];
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, count * sizeof(float));
+#endif
+}
+
+void pin_loader_thread(std::int64_t t) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  if (cores.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cores[static_cast<std::size_t>(t) % cores.size()], &one);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
 
 std::vector<std::int64_t> epoch_permutation(std::int64_t n, std::uint64_t seed, std::int64_t epoch) {
   std::vector<std::int64_t> p(static_cast<std::size_t>(n));
@@ -41,7 +74,10 @@ DataLoader::DataLoader(const std::string& path, const strategies::Plan& plan, Lo
     if (d / options_.devices_per_host == options_.host && (f.host_bytes > 0 || f.peer_bytes > 0)) served_.push_back(d);
   }
   const std::int64_t threads = options_.placement == Placement::Naive ? 1 : options_.threads;
-  for (std::int64_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run_worker(); });
+  for (std::int64_t t = 0; t < threads; ++t) threads_.emplace_back([this, t] {
+    pin_loader_thread(t);
+    run_worker();
+  });
 }
 
 DataLoader::~DataLoader() {
@@ -57,6 +93,10 @@ void DataLoader::open_unit() {
   const std::int64_t m = plan_.micro_batches, mb = plan_.micro_batch;
   const std::int64_t u = next_unit_++;
   Unit& unit = open_.emplace_back();
+  if (!spare_.empty()) {
+    unit.set = std::move(spare_.back());
+    spare_.pop_back();
+  }
   unit.set.epoch = u / (steps_per_epoch_ * m);
   unit.set.step = u / m % steps_per_epoch_;
   unit.set.micro_batch = u % m;
@@ -65,6 +105,7 @@ void DataLoader::open_unit() {
     permutation_epoch_ = unit.set.epoch;
   }
   unit.set.devices.resize(static_cast<std::size_t>(plan_.mesh.device_count()));
+  for (DeviceBatch& b : unit.set.devices) b.samples.clear();
   // Each served device's micro-batch: its replica's positions j·mb … (j + 1)·mb − 1 of the step.
   std::vector<std::pair<std::int64_t, Target>> wanted;  // (position in the step, where it goes)
   for (const std::int64_t d : served_) {
@@ -101,16 +142,20 @@ void DataLoader::open_unit() {
         positions.insert(positions.end(), mine.begin() + unit.set.micro_batch * mb, mine.begin() + (unit.set.micro_batch + 1) * mb);
       }
       std::sort(positions.begin(), positions.end());
+      std::vector<std::int64_t> discarded(static_cast<std::size_t>(plan_.mesh.device_count()), 0);
       for (const std::int64_t position : positions) {
         Job job{position, {}};
         for (const std::int64_t d : served_) {
-          Target t{d, -1};
+          Target t{d, 0, true};
           for (const auto& [p, target] : wanted)
             if (p == position && target.device == d) t = target;
+          if (t.discarded) t.slot = discarded[static_cast<std::size_t>(d)]++;
           job.targets.push_back(t);
         }
         unit.jobs.push_back(std::move(job));
       }
+      for (const std::int64_t d : served_)
+        unit.set.devices[static_cast<std::size_t>(d)].received.resize(static_cast<std::size_t>(discarded[static_cast<std::size_t>(d)] * sample_floats_));
       break;
     }
   }
@@ -119,7 +164,8 @@ void DataLoader::open_unit() {
 }
 
 void DataLoader::run_worker() {
-  std::vector<float> scratch(static_cast<std::size_t>(sample_floats_));
+  std::vector<float> scratch_store(static_cast<std::size_t>(sample_floats_));
+  float* scratch = scratch_store.data();
   RawSample raw;
   Image image;
   std::unique_lock lock(mutex_);
@@ -157,28 +203,26 @@ void DataLoader::run_worker() {
   }
 }
 
-void DataLoader::run_job(Unit& unit, std::size_t job, std::vector<float>& scratch, RawSample& raw, Image& image) {
+void DataLoader::run_job(Unit& unit, std::size_t job, float* scratch, RawSample& raw, Image& image) {
   const Job& j = unit.jobs[job];
   const std::int64_t index = unit.dataset_index[job];
   dataset_.read(index, raw);
   dataset_.decode(index, raw, image);
-  augment(image, options_.image_size, sample_seed(options_.seed, unit.set.epoch, index), scratch.data());
+  augment(image, options_.image_size, sample_seed(options_.seed, unit.set.epoch, index), scratch);
   decoded_.fetch_add(1, std::memory_order_relaxed);
   read_bytes_.fetch_add(static_cast<std::int64_t>(dataset_.stored_bytes(index)), std::memory_order_relaxed);
   const auto floats = static_cast<std::size_t>(sample_floats_);
-  std::vector<float> discard;
   std::int64_t copied = 0;
   for (const Target& t : j.targets) {
     DeviceBatch& b = unit.set.devices[static_cast<std::size_t>(t.device)];
-    if (t.slot < 0) {
-      // A naive copy the device does not keep: it still crosses to it.
-      discard.resize(floats);
-      std::memcpy(discard.data(), scratch.data(), floats * sizeof(float));
-      copied += static_cast<std::int64_t>(floats * sizeof(float) + sizeof(std::int64_t));
+    if (t.discarded) {
+      // A naive copy the device does not keep: it still crosses into the device's memory.
+      copy_to_device(b.received.data() + static_cast<std::size_t>(t.slot) * floats, scratch, floats);
+      copied += static_cast<std::int64_t>(floats * sizeof(float));
       continue;
     }
     if (b.inputs) {
-      std::memcpy(b.images.data() + static_cast<std::size_t>(t.slot) * floats, scratch.data(), floats * sizeof(float));
+      copy_to_device(b.images.data() + static_cast<std::size_t>(t.slot) * floats, scratch, floats);
       copied += static_cast<std::int64_t>(floats * sizeof(float));
     }
     if (b.labels) {
@@ -198,6 +242,12 @@ MicroBatchSet DataLoader::next() {
   lock.unlock();
   work_cv_.notify_all();
   return out;
+}
+
+void DataLoader::recycle(MicroBatchSet&& used) {
+  std::lock_guard lock(mutex_);
+  // As many as can be in use at once: the open micro-batches and the consumer's.
+  if (static_cast<std::int64_t>(spare_.size()) < options_.prefetch + 1) spare_.push_back(std::move(used));
 }
 
 LoaderStats DataLoader::stats() const {

@@ -48,6 +48,9 @@ struct DeviceBatch {
   std::vector<std::int64_t> samples;  ///< dataset indices, in the micro-batch's order
   std::vector<float> images;          ///< samples × 3 × side × side, when `inputs`
   std::vector<std::int64_t> classes;  ///< per sample, when `labels`
+  /// Naive: the other replicas' samples of the micro-batch, which the loader sends the device too
+  /// and the device does not keep (the broadcast's traffic into its memory).
+  std::vector<float> received;
 };
 
 /// One micro-batch of every device of the plan.
@@ -78,12 +81,17 @@ class DataLoader {
   /// The next micro-batch, waiting for it. Rethrows what a thread met (a corrupt sample, with its
   /// index and file).
   [[nodiscard]] MicroBatchSet next();
+  /// Gives a micro-batch's buffers back for the loader to fill again: a training loop that returns
+  /// each one once consumed (as a pinned-memory pool does) spares the loader a fresh allocation, its
+  /// zero-fill and its page faults per micro-batch.
+  void recycle(MicroBatchSet&& used);
   [[nodiscard]] LoaderStats stats() const;
 
  private:
   struct Target {
     std::int64_t device = 0;
-    std::int64_t slot = -1;  ///< in its micro-batch; -1: a naive copy the device discards
+    std::int64_t slot = 0;  ///< in its micro-batch; or, when `discarded`, in its `received` buffer
+    bool discarded = false;  ///< a naive copy the device does not keep
   };
   struct Job {
     std::int64_t position = 0;  ///< in the step
@@ -99,7 +107,7 @@ class DataLoader {
 
   void open_unit();  ///< under mutex_
   void run_worker();
-  void run_job(Unit& unit, std::size_t job, std::vector<float>& scratch, RawSample& raw, Image& image);
+  void run_job(Unit& unit, std::size_t job, float* scratch, RawSample& raw, Image& image);
 
   Dataset dataset_;
   const strategies::Plan plan_;
@@ -112,6 +120,7 @@ class DataLoader {
   std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Unit> open_;
+  std::vector<MicroBatchSet> spare_;  ///< recycled buffers
   std::int64_t next_unit_ = 0;
   std::int64_t permutation_epoch_ = -1;
   std::vector<std::int64_t> permutation_;
@@ -121,6 +130,17 @@ class DataLoader {
   std::atomic<std::int64_t> read_bytes_{0}, copied_bytes_{0};
   std::vector<std::thread> threads_;
 };
+
+/// Copies `count` floats into a device's buffer the way a transfer to a device does: with
+/// streaming (non-temporal) stores, which bypass the CPU's caches, so the copy costs the memory's
+/// write bandwidth whatever else the thread's caches hold, and evicts nothing the decoder uses.
+void copy_to_device(float* dst, const float* src, std::size_t count);
+
+/// Keeps the calling thread, the loader's thread `t`, on one core: core t (modulo their count) of
+/// those the process may run on. The scheduler then does not move a loader thread, and its warm
+/// caches, each time the consumer wakes; and a measurement of the loader's threads
+/// (calibrate/loader.hpp) runs on the cores the loader will.
+void pin_loader_thread(std::int64_t t);
 
 /// The permutation of 0 … n − 1 that epoch `epoch` takes the samples in (Fisher–Yates over
 /// SplitMix64 draws from the seed).

@@ -184,16 +184,17 @@ std::string render_html(std::span<const sim::Result> results) {
 
 std::string render_html(const HtmlReport& report) {
   const auto results = report.results;
-  PARASIM_CHECK(!results.empty() || report.search, "a report needs at least one result or a search");
+  PARASIM_CHECK(!results.empty() || report.search || report.loader, "a report needs at least one result, a search or a loader calibration");
   PARASIM_CHECK(report.labels.empty() || report.labels.size() == results.size(), "a report needs one label per result");
   PARASIM_CHECK(!report.timeline || !report.timeline_of.empty() || report.timeline_result < results.size(),
                 "the timeline's result must be one of the report's");
   PARASIM_CHECK(!(report.ranking && report.search), "a report ranks its results or shows a search, not both");
   const std::vector<std::string> labels = report.labels.empty() ? result_labels(results) : report.labels;
+  PARASIM_CHECK(!report.loader || !report.title.empty(), "a loader calibration's page has a title");
   const std::string title = !report.title.empty() ? report.title
                             : !results.empty()    ? "parasim report: " + results.front().scenario
                                                   : "parasim search: " + report.search->scenario;
-  const std::string model = !results.empty() ? results.front().model : report.search->model;
+  const std::string model = !results.empty() ? results.front().model : report.search ? report.search->model : std::string();
 
   std::vector<HtmlChart> charts;
   std::vector<std::string> omitted;
@@ -201,7 +202,9 @@ std::string render_html(const HtmlReport& report) {
     charts.push_back(execution_class_chart(*report.execution));
     charts.push_back(execution_steps_chart(*report.execution));
   }
-  if (report.search) {
+  if (report.loader) {
+    charts.push_back(loader_chart(*report.loader));
+  } else if (report.search) {
     charts.push_back(search_ranking_chart(*report.search));
     charts.push_back(search_breakdown_chart(*report.search));
     charts.push_back(search_memory_chart(*report.search));
@@ -218,8 +221,11 @@ std::string render_html(const HtmlReport& report) {
   }
   for (std::size_t i = 0; i < report.sweeps.size(); ++i)
     if (!report.sweeps[i].points.empty()) charts.push_back(sweep_chart(report.sweeps[i], i));
-  if (report.sweeps.empty() && !report.search) omitted.push_back("Sweep curves: these results hold no sweep (a scenario's \"sweep\" varies its fields).");
-  if (report.timeline)
+  if (report.sweeps.empty() && !report.search && !report.loader)
+    omitted.push_back("Sweep curves: these results hold no sweep (a scenario's \"sweep\" varies its fields).");
+  if (report.loader) {
+    // A loader calibration simulates no step.
+  } else if (report.timeline)
     charts.push_back(timeline_chart(*report.timeline, report.timeline_of.empty() ? labels[report.timeline_result] : report.timeline_of));
   else if (report.search)
     omitted.push_back("Pipeline timeline: the search simulated no plan's step for a timeline.");
@@ -240,7 +246,7 @@ std::string render_html(const HtmlReport& report) {
   html += "<script>" + std::string(kErrorHook) + "</script>\n</head>\n<body>\n<main>\n";
 
   html += "<header>\n<h1>" + escape_html(title) + "</h1>\n";
-  html += "<p>Model " + escape_html(model) + ".";
+  html += report.loader ? "<p>The real data loader, measured on this machine, against the simulated input pipeline." : "<p>Model " + escape_html(model) + ".";
   if (report.search) {
     const auto& o = *report.search->outcome;
     html += " A plan search: " + std::to_string(o.candidates) + " plans enumerated, " + std::to_string(o.valid) + " valid, " +
@@ -265,10 +271,12 @@ std::string render_html(const HtmlReport& report) {
   }
   html += "</header>\n<nav>\n";
   if (report.execution) html += "<a href=\"#execution\">Predicted against measured</a>\n";
+  if (report.loader) html += "<a href=\"#loader\">The loader's figures</a>\n";
   if (!results.empty()) html += "<a href=\"#comparison\">Comparison</a>\n";
   for (const auto& c : charts) html += "<a href=\"#chart-" + c.id + "\">" + escape_html(c.title) + "</a>\n";
   html += "</nav>\n";
 
+  if (report.loader) html += "<section id=\"loader\">\n<h2>The loader's figures</h2>\n" + loader_tables(*report.loader) + "</section>\n";
   if (report.execution)
     html += "<section id=\"execution\">\n<h2>Predicted against measured</h2>\n" + execution_tables(*report.execution) + "</section>\n";
   if (!results.empty()) {

@@ -20,6 +20,7 @@
 
 #include "reports/html_charts.hpp"
 #include "reports/html_execution.hpp"
+#include "reports/html_loader.hpp"
 #include "reports/html_search.hpp"
 #include "reports/html_timeline.hpp"
 #include "sim/result.hpp"
@@ -57,6 +58,9 @@ struct HtmlReport {
   /// tables and charts first on the page, and the measured step's timeline beside the simulated one.
   std::optional<HtmlExecution> execution;
   std::optional<PipelineTimeline> measured_timeline;
+  /// `parasim calibrate --backend loader`: the real loader against the simulated input pipeline;
+  /// such a page needs no result.
+  std::optional<HtmlLoader> loader;
 };
 
 /// The page. Preconditions (checked, InternalError): at least one result or a search; labels empty or

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/error.hpp"
+
 namespace parasim::scenarios {
 
 data::SampleBytes model_sample_bytes(const models::Graph& graph) {
@@ -32,7 +34,16 @@ data::SampleBytes model_sample_bytes(const models::Graph& graph) {
   return b;
 }
 
-sim::InputPipeline input_pipeline(const DataSpec& spec, const models::Graph& graph) {
+const sim::LoaderProfile* profile_loader(const DataSpec& spec, const sim::Profile& profile) {
+  if (spec.format == DataFormat::Tokens) return nullptr;
+  const auto it = profile.loaders.find(std::string(to_string(spec.format)));
+  return it == profile.loaders.end() ? nullptr : &it->second;
+}
+
+sim::InputPipeline input_pipeline(const Scenario& s, const models::Graph& graph, const sim::Profile& profile) {
+  PARASIM_CHECK(s.data.has_value(), "a scenario with an input pipeline");
+  const DataSpec& spec = *s.data;
+  const sim::LoaderProfile* measured = profile_loader(spec, profile);
   sim::InputPipeline in;
   in.placement = spec.placement;
   in.bytes = model_sample_bytes(graph);
@@ -52,7 +63,11 @@ sim::InputPipeline input_pipeline(const DataSpec& spec, const models::Graph& gra
   if (spec.stored_bytes_per_sample) in.bytes.stored = *spec.stored_bytes_per_sample;
   in.threads_per_host = spec.threads_per_host;
   in.prefetch = spec.prefetch;
-  in.decode_s_per_sample = spec.decode_ms_per_sample.value_or(0) * 1e-3;
+  PARASIM_CHECK(spec.decode_ms_per_sample || measured || spec.format == DataFormat::Tokens, "a decode time for the dataset");
+  in.decode_s_per_sample = spec.decode_ms_per_sample ? *spec.decode_ms_per_sample * 1e-3 : measured ? measured->decode_s_per_sample : 0.0;
+  if (!spec.decode_ms_per_sample && measured) in.decode_s_at_threads = measured->decode_s_at_threads;
+  // A CPU cluster's devices are its hosts' memory: the loader threads copy into it themselves.
+  if (measured && s.cluster.device == "host-cpu") in.loader_copy_bytes_per_s = measured->copy_bytes_per_s;
   in.storage_bytes_per_s = spec.storage_gbps ? *spec.storage_gbps * 1e9 / 8 : 0;
   in.file_latency_s = spec.storage_latency_ms * 1e-3;
   in.host_to_device_bytes_per_s = spec.host_to_device_gbps * 1e9 / 8;

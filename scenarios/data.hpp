@@ -4,6 +4,7 @@
 #include "models/graph.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/input_pipeline.hpp"
+#include "sim/profile.hpp"
 
 namespace parasim::scenarios {
 
@@ -12,7 +13,14 @@ namespace parasim::scenarios {
 /// labels and fp32 loss mask per token: megatron/core/datasets/gpt_dataset.py).
 [[nodiscard]] data::SampleBytes model_sample_bytes(const models::Graph& graph);
 
-/// Precondition: `spec` was decoded from a valid scenario.
-[[nodiscard]] sim::InputPipeline input_pipeline(const DataSpec& spec, const models::Graph& graph);
+/// The input pipeline of scenario `s` (which has "data"), for its model's `graph`. A decode time
+/// the section leaves out comes from `profile`'s loader for the format (`parasim calibrate --backend
+/// loader`); on a cluster of host CPUs the loader threads also copy each tensor, at that loader's
+/// measured rate. Precondition: the scenario was loaded (load_scenario checked that a decode time is
+/// known).
+[[nodiscard]] sim::InputPipeline input_pipeline(const Scenario& s, const models::Graph& graph, const sim::Profile& profile);
+
+/// The profile's loader for the section's format, if it has one (none for "tokens").
+[[nodiscard]] const sim::LoaderProfile* profile_loader(const DataSpec& spec, const sim::Profile& profile);
 
 }  // namespace parasim::scenarios

@@ -374,9 +374,6 @@ DataSpec decode_data(const json& j, const ErrorAt& error_at) {
   // the user's loader on the user's hosts is measured, not assumed.
   if (d.format == DataFormat::JpegTar && !d.stored_bytes_per_sample)
     throw error_at("/data", "a jpeg-tar dataset needs \"stored_bytes_per_sample\": the mean size of a sample (JPEG and label) in its shards, in bytes");
-  if (d.format != DataFormat::Tokens && !d.decode_ms_per_sample)
-    throw error_at("/data", std::string("a ") + std::string(to_string(d.format)) +
-                                " dataset needs \"decode_ms_per_sample\": the milliseconds one loader thread takes to decode and augment one sample");
   return d;
 }
 

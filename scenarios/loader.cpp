@@ -6,6 +6,7 @@
 
 #include "common/json_document.hpp"
 #include "scenarios/decode.hpp"
+#include "scenarios/data.hpp"
 #include "scenarios/local_update.hpp"
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
@@ -101,6 +102,11 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   s.file = file;
   const sim::Profile& profile = profile_of(s, profiles, reporter);
   if (auto problem = profile_problem(s, profile)) throw reporter.error(problem->pointer, problem->message);
+  // A decode time the data section leaves out comes from the profile's calibrated loader.
+  if (s.data && s.data->format != DataFormat::Tokens && !s.data->decode_ms_per_sample && !profile_loader(*s.data, profile))
+    throw reporter.error("/data", std::string("a ") + std::string(to_string(s.data->format)) + " dataset needs \"decode_ms_per_sample\" (the milliseconds one " +
+                                      "loader thread takes to decode and augment one sample), or a profile whose loader was calibrated on that " +
+                                      "format (parasim calibrate --backend loader --data DIR)");
   if (s.training.grad_precision && !models::mixed_precision(s.training.precision) && *s.training.grad_precision != models::DType::F32)
     throw reporter.error("/training/grad_precision", "found \"" + std::string(models::to_string(*s.training.grad_precision)) + "\", but training runs in " +
                                                          std::string(models::to_string(s.training.precision)) +

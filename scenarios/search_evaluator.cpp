@@ -8,7 +8,7 @@ namespace parasim::scenarios {
 sim::SearchEvaluator search_evaluator(const Scenario& scenario, sim::Profile profile) {
   // A sample's bytes do not depend on the batch the graph is built for.
   std::optional<sim::InputPipeline> input;
-  if (scenario.data) input = input_pipeline(*scenario.data, build_model_graph(scenario.model, 1, scenario.file));
+  if (scenario.data) input = input_pipeline(scenario, build_model_graph(scenario.model, 1, scenario.file), profile);
   return sim::SearchEvaluator(
       scenario.cluster, std::move(profile),
       [model = scenario.model, file = scenario.file](std::int64_t batch) { return build_model_graph(model, batch, file); }, scenario.file,

@@ -7,12 +7,18 @@
 
 namespace parasim::sim {
 
+double decode_s(const InputPipeline& in, std::int64_t threads) {
+  if (in.decode_s_at_threads.empty()) return in.decode_s_per_sample;
+  const auto k = static_cast<std::size_t>(std::min<std::int64_t>(threads, static_cast<std::int64_t>(in.decode_s_at_threads.size())));
+  return in.decode_s_at_threads[k - 1];
+}
+
 double host_load_s(const InputPipeline& in, double samples, std::int64_t threads) {
   PARASIM_CHECK(threads >= 1, "a loader has at least one thread");
   // Each thread takes one sample at a time: it waits the file's latency, then decodes and augments
   // it; the threads run side by side. The storage streams the stored bytes at its bandwidth, shared
   // by the threads. Reading and decoding overlap (many samples are in flight), so the slower bounds.
-  const double per_thread = samples * (in.file_latency_s + in.decode_s_per_sample) / static_cast<double>(threads);
+  const double per_thread = samples * (in.file_latency_s + decode_s(in, threads)) / static_cast<double>(threads);
   const double storage = in.storage_bytes_per_s > 0 ? samples * in.bytes.stored / in.storage_bytes_per_s : 0;
   return std::max(per_thread, storage);
 }
@@ -24,11 +30,19 @@ LoaderCosts loader_costs(const InputPipeline& in, const strategies::Plan& plan, 
   const bool naive = in.placement == data::Placement::Naive;
   out.threads = naive ? 1 : in.threads_per_host;
   out.prefetch = in.prefetch;
-  for (const std::int64_t samples : out.load.samples_read_per_host) {
-    const auto n = static_cast<double>(samples);
-    out.host_step_s.push_back(samples > 0 ? host_load_s(in, n, out.threads) : 0.0);
-    out.host_storage_bound.push_back(samples > 0 && in.storage_bytes_per_s > 0 &&
-                                     n * in.bytes.stored / in.storage_bytes_per_s > n * (in.file_latency_s + in.decode_s_per_sample) / static_cast<double>(out.threads));
+  // Loader threads that copy (a CPU cluster) spend each host's copied bytes' time among them.
+  std::vector<double> copied(out.load.samples_read_per_host.size(), 0.0);
+  if (in.loader_copy_bytes_per_s > 0)
+    for (std::size_t d = 0; d < out.load.devices.size(); ++d) {
+      const data::DeviceFeed& f = out.load.devices[d];
+      copied[naive ? 0 : d / static_cast<std::size_t>(cluster.devices_per_node)] += f.host_bytes + f.peer_bytes;
+    }
+  for (std::size_t h = 0; h < out.load.samples_read_per_host.size(); ++h) {
+    const auto n = static_cast<double>(out.load.samples_read_per_host[h]);
+    const double copies = in.loader_copy_bytes_per_s > 0 ? copied[h] / in.loader_copy_bytes_per_s / static_cast<double>(out.threads) : 0.0;
+    out.host_step_s.push_back(n > 0 ? host_load_s(in, n, out.threads) + copies : 0.0);
+    out.host_storage_bound.push_back(n > 0 && in.storage_bytes_per_s > 0 &&
+                                     n * in.bytes.stored / in.storage_bytes_per_s > n * (in.file_latency_s + decode_s(in, out.threads)) / static_cast<double>(out.threads));
   }
 
   const std::size_t devices = out.load.devices.size();
@@ -43,7 +57,10 @@ LoaderCosts loader_costs(const InputPipeline& in, const strategies::Plan& plan, 
   for (std::size_t d = 0; d < devices; ++d) {
     const data::DeviceFeed& feed = out.load.devices[d];
     const auto host = naive ? std::size_t{0} : static_cast<std::size_t>(static_cast<std::int64_t>(d) / cluster.devices_per_node);
-    if (feed.host_bytes > 0) {
+    if (in.loader_copy_bytes_per_s > 0 && (feed.host_bytes > 0 || feed.peer_bytes > 0)) {
+      // The loaders put the tensor in the device's memory themselves.
+      out.load_ps[d] = Picoseconds::from_seconds(out.host_step_s[host] / m);
+    } else if (feed.host_bytes > 0) {
       const bool remote = naive && static_cast<std::int64_t>(d) / cluster.devices_per_node != 0;
       out.load_ps[d] = Picoseconds::from_seconds(out.host_step_s[host] / m);
       out.copy_ps[d] = Picoseconds::from_seconds(feed.host_bytes / m / in.host_to_device_bytes_per_s + (remote ? network_s : 0.0));

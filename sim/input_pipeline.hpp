@@ -38,9 +38,18 @@ struct InputPipeline {
   std::int64_t threads_per_host = 1;
   std::int64_t prefetch = 2;          ///< micro-batches the queue holds
   double decode_s_per_sample = 0;     ///< one thread's decode and augment time for one sample
+  /// Measured (`parasim calibrate --backend loader`): the time per sample of each thread while 1, 2,
+  /// … threads decode at once (a host's cores share its memory and caches, and a virtual machine's
+  /// cores its host's); a host loading on T threads takes entry min(T, size) − 1 in place of
+  /// decode_s_per_sample. Empty: decode_s_per_sample at every thread count.
+  std::vector<double> decode_s_at_threads;
   double storage_bytes_per_s = 0;     ///< a host's read bandwidth from its storage
   double file_latency_s = 0;          ///< before each sample's read (a thread waits it)
   double host_to_device_bytes_per_s = 0;  ///< one device's copy bandwidth from its host's memory
+  /// When the devices' memory is the host's (a CPU cluster), the loader threads copy each tensor
+  /// into every device buffer that takes it, at this rate each, as part of a sample's work; there is
+  /// then no copy task and no broadcast. 0: the devices copy (DMA over PCIe, beside the loaders).
+  double loader_copy_bytes_per_s = 0;
   bool operator==(const InputPipeline&) const = default;
 };
 
@@ -56,6 +65,9 @@ struct LoaderCosts {
   std::vector<Picoseconds> copy_ps;    ///< per device: one micro-batch's Copy task (0: no copy)
   std::vector<double> broadcast_bytes; ///< per device: a micro-batch's bytes it receives from its tensor-parallel group's first device
 };
+
+/// One thread's decode and augment time for a sample while `threads` threads decode at once.
+[[nodiscard]] double decode_s(const InputPipeline& in, std::int64_t threads);
 
 /// Seconds `threads` threads of one host take to read and decode `samples` samples: each thread waits
 /// a file's latency and decodes one sample at a time while the host's storage streams every

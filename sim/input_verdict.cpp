@@ -16,6 +16,7 @@ void add_input_verdict(Simulation& simulation, const models::Graph& graph, const
   // Loaders that take no time: no latency, no decoding, storage without limit.
   InputPipeline unbounded = *options.input;
   unbounded.decode_s_per_sample = 0;
+  unbounded.decode_s_at_threads.clear();
   unbounded.file_latency_s = 0;
   unbounded.storage_bytes_per_s = 0;
   f.verdict = true;

@@ -151,11 +151,37 @@ struct LinkProfile {
 /// "protocols" when it has some, and "collective_efficiency.KIND" for each kind's own curve.
 [[nodiscard]] std::vector<std::string> figure_names(const LinkProfile& link);
 
+/// A loader's speed on one dataset format, measured by `parasim calibrate --backend loader`: one
+/// thread's time to read a sample (from the page cache), decode it and augment it into a tensor of
+/// `image_size`, and the rate at which a loader thread copies a tensor into a device's buffer
+/// (host memory: the devices of a CPU cluster). `checks`: the loader run for real against the
+/// prediction from these figures, per placement and thread count.
+struct LoaderCheck {
+  std::string placement;
+  std::int64_t threads = 1;
+  double measured_s_per_sample = 0;
+  double predicted_s_per_sample = 0;
+  bool operator==(const LoaderCheck&) const = default;
+};
+struct LoaderProfile {
+  double decode_s_per_sample = 0;
+  /// Per thread count 1, 2, …: each thread's time per sample while that many decode at once.
+  std::vector<double> decode_s_at_threads;
+  double copy_bytes_per_s = 0;
+  std::int64_t image_size = 0;
+  std::vector<LoaderCheck> checks;
+  std::string source;  ///< host, library versions, date and command
+  bool operator==(const LoaderProfile&) const = default;
+};
+
 struct Profile {
   std::string name;    ///< "datasheet" or the calibrated profile's name
   std::string origin;  ///< where it came from: "built-in datasheet figures" or the calibration file and date
   std::map<std::string, DeviceProfile> devices;
   std::map<std::string, LinkProfile> links;
+  /// Per dataset format ("jpeg-tar", "cifar-bin"): the loader measured on this machine (none in the
+  /// datasheet profile).
+  std::map<std::string, LoaderProfile> loaders;
   bool operator==(const Profile&) const = default;
 
   /// Precondition: present (check with devices.count first).

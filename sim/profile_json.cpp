@@ -313,6 +313,41 @@ void read_members(ObjectReader& r, Profile& profile) {
   } else {
     r.accept("devices");
   }
+  if (r.has("loaders")) {
+    ObjectReader loaders = r.object("loaders");
+    for (const auto& name : keys_of(doc, loaders.pointer())) {
+      if (name != "jpeg-tar" && name != "cifar-bin")
+        throw doc.error_at_key(loaders.pointer_of(name), "found a loader for \"" + name + "\"; expected \"jpeg-tar\" or \"cifar-bin\"");
+      if (profile.loaders.count(name)) throw doc.error_at_key(loaders.pointer_of(name), "loader \"" + name + "\" is defined twice");
+      ObjectReader l = loaders.object(name);
+      LoaderProfile lp;
+      lp.decode_s_per_sample = l.positive("decode_s_per_sample");
+      if (l.has("decode_s_per_sample_at_threads"))
+        for (const auto& at : l.array("decode_s_per_sample_at_threads")) {
+          const nlohmann::json& v = doc.root().at(nlohmann::json::json_pointer(at));
+          if (!v.is_number() || !(v.get<double>() > 0)) throw doc.error_at(at, "found " + describe_json_value(v) + ", expected a number > 0 (seconds)");
+          lp.decode_s_at_threads.push_back(v.get<double>());
+        }
+      lp.copy_bytes_per_s = l.positive("copy_bytes_per_s");
+      lp.image_size = l.integer("image_size", 1);
+      lp.source = l.string("source");
+      if (l.has("checks"))
+        for (const auto& at : l.array("checks")) {
+          ObjectReader c(doc, at);
+          LoaderCheck check;
+          check.placement = c.enum_string("placement", {"naive", "per_device", "sharded"});
+          check.threads = c.integer("threads", 1);
+          check.measured_s_per_sample = c.positive("measured_s_per_sample");
+          check.predicted_s_per_sample = c.positive("predicted_s_per_sample");
+          c.finish();
+          lp.checks.push_back(check);
+        }
+      l.finish();
+      profile.loaders.emplace(name, lp);
+    }
+  } else {
+    r.accept("loaders");
+  }
   if (r.has("links")) {
     ObjectReader links = r.object("links");
     for (const auto& name : keys_of(doc, links.pointer())) {
@@ -438,7 +473,20 @@ nlohmann::json to_json(const Profile& profile) {
       links[name]["protocols"] = list;
     }
   }
-  return {{"name", profile.name}, {"origin", profile.origin}, {"devices", devices}, {"links", links}};
+  nlohmann::json out{{"name", profile.name}, {"origin", profile.origin}, {"devices", devices}, {"links", links}};
+  if (!profile.loaders.empty()) {
+    nlohmann::json loaders = nlohmann::json::object();
+    for (const auto& [name, l] : profile.loaders) {
+      nlohmann::json checks = nlohmann::json::array();
+      for (const auto& c : l.checks)
+        checks.push_back({{"placement", c.placement}, {"threads", c.threads}, {"measured_s_per_sample", c.measured_s_per_sample},
+                          {"predicted_s_per_sample", c.predicted_s_per_sample}});
+      loaders[name] = {{"decode_s_per_sample", l.decode_s_per_sample}, {"decode_s_per_sample_at_threads", l.decode_s_at_threads},
+                       {"copy_bytes_per_s", l.copy_bytes_per_s}, {"image_size", l.image_size}, {"checks", checks}, {"source", l.source}};
+    }
+    out["loaders"] = loaders;
+  }
+  return out;
 }
 
 Profile profile_from_json(const JsonDocument& doc, const std::string& pointer) {

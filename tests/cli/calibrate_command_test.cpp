@@ -160,7 +160,7 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("neither a backend nor a log") {
     const Run r = run_parasim("calibrate" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl|mpi (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)\n");
+    CHECK(r.err == "parasim: error: <command line>: give one of --backend cpu|cuda|nccl|mpi|loader (measure this machine), --from-nccl-tests LOG or --from-csv FILE (read results)\n");
   }
   SECTION("a kernel CSV with a bad cell") {
     std::ofstream(dir / "k.csv") << "kernel,seconds,bytes\nmemory,fast,8\n";
@@ -172,7 +172,7 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
   SECTION("an unknown backend") {
     const Run r = run_parasim("calibrate --backend cpus" + out);
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "parasim: error: <command line>: --backend: found \"cpus\", expected \"cpu\", \"cuda\", \"nccl\" or \"mpi\" (did you mean \"cpu\"?)\n");
+    CHECK(r.err == "parasim: error: <command line>: --backend: found \"cpus\", expected \"cpu\", \"cuda\", \"nccl\", \"mpi\" or \"loader\" (did you mean \"cpu\"?)\n");
   }
   SECTION("a log without --link") {
     const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + out);

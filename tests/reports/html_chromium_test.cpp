@@ -180,3 +180,33 @@ TEST_CASE("an executed plan's report.html renders measured against predicted in 
   CHECK(charts[5].at("id") == "vis-timeline-measured");
   CHECK(charts[5].at("marks") == report.measured_timeline->bars.size());
 }
+
+// What `parasim calibrate --backend loader --report DIR` writes: no result, the loader's figures and
+// its checks, and the chart of time per sample by threads and placement (the source named to inject
+// script).
+TEST_CASE("a loader calibration's report.html renders its checks in headless Chromium", "[reports][html][browser][loader]") {
+  const std::string missing = testing::browser_missing();
+  if (!missing.empty()) {
+    WARN("skipped: " << missing);
+    return;
+  }
+  sim::LoaderProfile l;
+  l.decode_s_per_sample = 80e-6;
+  l.decode_s_at_threads = {80e-6, 88e-6};
+  l.copy_bytes_per_s = 4e10;
+  l.image_size = 96;
+  l.checks = {{"naive", 1, 95e-6, 90e-6}, {"sharded", 1, 88e-6, 85e-6}, {"sharded", 2, 46e-6, 44e-6}};
+  l.source = "measured by <script>window.parasimInjected=8</script>";
+  reports::HtmlReport report;
+  report.title = "parasim calibrate: the loader on <b>data</b>";
+  report.loader = reports::HtmlLoader{"jpeg-tar", l};
+  const auto page = testing::html_artefact_dir() / "loader.html";
+  std::ofstream(page, std::ios::binary) << reports::render_html(report);
+  const nlohmann::json seen = testing::check_in_chromium(page, "loader", 1);
+  REQUIRE(seen.is_object());
+  CHECK(seen.at("title") == "parasim calibrate: the loader on <b>data</b>");
+  const auto& charts = seen.at("charts");
+  REQUIRE(charts.size() == 1);
+  CHECK(charts[0].at("id") == "vis-loader-threads");
+  CHECK(charts[0].at("marks").get<int>() > 0);
+}

@@ -536,7 +536,7 @@ TEST_CASE("scenario files: paths are relative to the scenario's folder, and faul
   SECTION("a fault inside a profile file is that file's") {
     CHECK_THROWS_WITH(load_scenario(kData + "/bad-profile.json"),
                       kData + "/profiles/typo.json:3:3: at /devicez: unknown key \"devicez\" (did you mean \"devices\"?); "
-                              "expected one of \"devices\", \"links\", \"name\" or \"origin\"");
+                              "expected one of \"devices\", \"links\", \"loaders\", \"name\" or \"origin\"");
   }
   SECTION("a calibrated profile, whose devices the cluster is checked against") {
     const Scenario s = load_scenario(kData + "/calibrated.json");

@@ -46,7 +46,7 @@ Run run(const scenarios::Scenario& s, sim::Backend backend = sim::Backend::Analy
   sim::LowerOptions options;
   options.replicate_data_parallel = true;
   Run r{.simulation = {}, .without_data = sim::simulate(graph, plan, cluster, profile, backend, options)};
-  options.input = scenarios::input_pipeline(*s.data, graph);
+  options.input = scenarios::input_pipeline(s, graph, profile);
   r.simulation = sim::simulate(graph, plan, cluster, profile, backend, options);
   sim::add_input_verdict(r.simulation, graph, plan, cluster, profile, backend, options);
   return r;
