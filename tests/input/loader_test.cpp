@@ -11,7 +11,7 @@
 #include "data/augment.hpp"
 #include "data/loader.hpp"
 #include "data/synth.hpp"
-#include "models/transformer.hpp"
+#include "tests/input/loader_plan.hpp"
 #include "strategies/plan.hpp"
 
 using namespace parasim;
@@ -20,20 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A plan under `spec` on `devices` devices (the loader reads only its mesh and batch sizes).
 strategies::Plan plan_of(const strategies::PlanSpec& spec, std::int64_t devices, std::int64_t global_batch, std::int64_t micro_batch) {
-  models::TransformerConfig c;
-  c.name = "loader-gpt";
-  c.layers = 4;
-  c.hidden = 64;
-  c.heads = 4;
-  c.vocab = 128;
-  c.seq_len = 16;
-  c.batch = micro_batch * strategies::resolve_dp(spec, devices);
-  strategies::TrainingSpec training;
-  training.global_batch = global_batch;
-  training.micro_batch = micro_batch;
-  return strategies::make_plan(models::build_transformer(c), training, spec, devices);
+  return testing::loader_plan(spec, devices, global_batch, micro_batch);
 }
 
 /// A fresh folder under the test's working directory.

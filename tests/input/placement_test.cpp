@@ -6,7 +6,7 @@
 #include <set>
 
 #include "data/placement.hpp"
-#include "models/transformer.hpp"
+#include "tests/input/loader_plan.hpp"
 #include "strategies/plan.hpp"
 
 using namespace parasim;
@@ -14,22 +14,8 @@ using data::Placement;
 
 namespace {
 
-/// A plan of a 4-layer transformer (sequence 64) under `spec` on `devices` devices, global batch
-/// `global_batch` in micro-batches of `micro_batch`.
 strategies::Plan plan_of(const strategies::PlanSpec& spec, std::int64_t devices, std::int64_t global_batch, std::int64_t micro_batch) {
-  models::TransformerConfig c;
-  c.name = "loader-gpt";
-  c.layers = 4;
-  c.hidden = 64;
-  c.heads = 4;
-  c.vocab = 128;
-  c.seq_len = 64;
-  c.batch = micro_batch * strategies::resolve_dp(spec, devices);
-  const models::Graph graph = models::build_transformer(c);
-  strategies::TrainingSpec training;
-  training.global_batch = global_batch;
-  training.micro_batch = micro_batch;
-  return strategies::make_plan(graph, training, spec, devices);
+  return testing::loader_plan(spec, devices, global_batch, micro_batch);
 }
 
 // An ImageNet-style sample: 110,000 bytes of JPEG on disk; decoded, 3 × 224 × 224 fp32 = 602,112
