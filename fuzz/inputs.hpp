@@ -32,10 +32,12 @@
 #include "models/graph_json.hpp"
 #include "models/hf_config.hpp"
 #include "models/zoo.hpp"
+#include "scenarios/data.hpp"
 #include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
+#include "sim/input_verdict.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/result_json.hpp"
 #include "sim/simulate.hpp"
@@ -95,7 +97,13 @@ inline void scenario(std::string_view text) {
       } else {
         const models::Graph graph = scenarios::build_model(*v);
         const strategies::Plan plan = strategies::make_plan(graph, v->training, v->plan, v->cluster.device_count());
-        simulation = sim::simulate(graph, plan, sim::build_cluster(v->cluster, profile), profile);
+        const sim::Cluster cluster = sim::build_cluster(v->cluster, profile);
+        // With an input pipeline, as `parasim SCENARIO` runs it: its tasks and its verdict (the
+        // step simulated again, at most a dozen times more).
+        sim::LowerOptions options;
+        if (v->data) options.input = scenarios::input_pipeline(*v, graph, profile);
+        simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, options);
+        if (v->data) sim::add_input_verdict(simulation, graph, plan, cluster, profile, sim::Backend::Analytical, options);
       }
       (void)sim::json_text(sim::to_json(simulation.result));
     } catch (const PlanError&) {
