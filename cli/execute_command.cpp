@@ -22,6 +22,7 @@
 #include "exec/compare.hpp"
 #include "exec/cuda_kernels.hpp"
 #include "exec/executor.hpp"
+#include "exec/loader_input.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
 #include "reports/html.hpp"
@@ -29,6 +30,7 @@
 #include "reports/trace.hpp"
 #include "calibrate/from_execution.hpp"
 #include "calibrate/source_text.hpp"
+#include "scenarios/data.hpp"
 #include "scenarios/federated.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
@@ -51,6 +53,7 @@ struct ExecuteArgs {
   int warmup = 1;
   int threads = 0;  // 0: this host's cores over its ranks
   std::string backend = "cpu";
+  std::string data;  // the dataset the scenario's input pipeline loads (the real loader); "" none
 };
 
 /// The profile device of this host: what the CPU executor's ranks are.
@@ -120,7 +123,7 @@ struct Report {
 };
 
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
-                 const exec::Kernels& kernels, const std::string& backend) {
+                 const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "") {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Plan: " << plan.description << ".\n\n";
@@ -128,7 +131,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   const std::string executed_by =
       "Executed by " + kernels.describe() + "; " + std::to_string(c.ranks) + (c.ranks == 1 ? " rank" : " ranks") + " (one per device), " +
       (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") + "; " +
-      std::to_string(c.measured_step_s.size()) + " timed steps after the warm-up.";
+      std::to_string(c.measured_step_s.size()) + " timed steps after the warm-up." + input_by;
   md << executed_by << "\n\n";
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   md << "| one step | " << reports::duration_text(c.measured_median_s) << " | " << reports::duration_text(c.measured_min_s) << " | " << reports::duration_text(c.measured_max_s) << " | "
@@ -508,7 +511,33 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   const std::filesystem::path out_dir = args.out.empty() ? std::filesystem::path(base.output_dir) / "execute" : std::filesystem::path(args.out);
   if (args.out.empty()) check_scenario_output_dir(args.scenario, base.output_dir);
 
-  const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, sim::LowerOptions{});
+  // The input pipeline runs for real when the scenario has one and --data names its dataset: the
+  // step is lowered with it, and this rank's loader feeds its load and copy tasks.
+  sim::LowerOptions lower_options;
+  if (!args.data.empty()) {
+    if (!s.data) throw InputError("<command line>", 0, 0, "", "--data: the scenario has no \"data\" section, so no input pipeline to load it");
+    if (s.data->format == scenarios::DataFormat::Tokens)
+      throw PlanError("--data: the real loader reads images (cifar-bin, jpeg-tar); the scenario's dataset is \"tokens\"");
+    if (s.data->placement == data::Placement::Naive)
+      throw PlanError("--data: the naive placement (one loader thread sending every sample to every rank) is simulated, not executed; "
+                      "execute \"sharded\" or \"per_device\"");
+    if (args.backend == "cuda") throw PlanError("--data: the real loader feeds the CPU executor's ranks; a GPU rank's copies over PCIe are not run");
+    lower_options.input = scenarios::input_pipeline(s, graph, profile);
+  }
+  const sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, lower_options);
+  std::unique_ptr<exec::LoaderInput> input;
+  if (lower_options.input) {
+    const sim::LoaderCosts& lc = *simulation.step.loader;
+    const auto me = static_cast<std::size_t>(rank);
+    if (lc.load_ps[me].count > 0 || lc.copy_ps[me].count > 0) {
+      data::LoaderOptions lo;
+      lo.placement = s.data->placement;
+      lo.threads = s.data->threads_per_host;
+      lo.prefetch = s.data->prefetch;
+      lo.image_size = scenarios::model_image_size(graph);
+      input = std::make_unique<exec::LoaderInput>(args.data, plan, rank, lo);
+    }
+  }
   const int blas_threads = args.threads > 0 ? args.threads : mpi::cores_per_rank();
   // The GPU of this rank: its index among the ranks of its host, over the host's GPUs.
   const int gpu = mpi::local_rank();
@@ -518,7 +547,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   } else {
     kernels = std::make_unique<exec::CpuKernels>(graph, simulation.step.work, plan, blas_threads);
   }
-  std::string why = exec::cannot_execute(simulation.step, rank);
+  std::string why = exec::cannot_execute(simulation.step, rank, input != nullptr);
   if (why.empty()) why = kernels->refuses(plan);
   std::unique_ptr<exec::Transport> transport;
   if (session.active()) {
@@ -532,6 +561,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   exec::ExecuteOptions options;
   options.steps = args.steps;
   options.warmup_steps = args.warmup;
+  options.input = input.get();
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
   if (rank != 0) return 0;
@@ -539,7 +569,14 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   std::vector<exec::RankRecord> records;
   for (const auto& bytes : gathered) records.push_back(exec::record_from_bytes(bytes));
   const exec::Comparison c = exec::compare(simulation, graph, plan, profile, cluster, records);
-  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend);
+  std::string input_by;
+  if (lower_options.input)
+    input_by = " Input: each rank's real loader on " + calibrate::source_text(args.data) + " (" + std::string(data::to_string(s.data->placement)) + ", " +
+               std::to_string(s.data->threads_per_host) + " thread" + (s.data->threads_per_host == 1 ? "" : "s") + ", " +
+               std::to_string(s.data->prefetch) + " micro-batches ahead), its loads and copies run as the step's tasks.";
+  else if (s.data)
+    input_by = " The scenario's input pipeline was left out of the step (no --data DIR): inputs were on the ranks as each step began.";
+  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by);
   const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
@@ -603,6 +640,9 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--out", args->out, "output folder (default: the scenario's output folder /execute)");
   cmd->add_option("--profile", args->profile, "the profile to predict with (default: the scenario's)");
+  cmd->add_option("--data", args->data,
+                  "the dataset of the scenario's input pipeline (cifar-bin or jpeg-tar; parasim data synth writes one): each rank's real loader "
+                  "feeds its load and copy tasks");
   cmd->add_option("--recalibrate", args->recalibrate,
                   "write this profile: the one predicted with, its device's and links' figures scaled by each class's measured time (calibrate/from_execution.hpp)");
   cmd->callback([&action, &out, args] { action = [&out, args] { return execute(*args, out); }; });

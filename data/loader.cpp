@@ -177,7 +177,8 @@ void DataLoader::run_worker() {
         break;
       }
     if (!unit) {
-      if (static_cast<std::int64_t>(open_.size()) < options_.prefetch) {
+      const bool may_open = options_.on_demand ? next_unit_ < requested_ : static_cast<std::int64_t>(open_.size()) < options_.prefetch;
+      if (may_open) {
         open_unit();
         if (open_.back().jobs.empty()) done_cv_.notify_all();  // a micro-batch with nothing to load is ready at once
         work_cv_.notify_all();                                  // its jobs are for every thread
@@ -239,9 +240,29 @@ MicroBatchSet DataLoader::next() {
   if (error_) std::rethrow_exception(error_);
   MicroBatchSet out = std::move(open_.front().set);
   open_.pop_front();
+  ++taken_;
   lock.unlock();
   work_cv_.notify_all();
   return out;
+}
+
+void DataLoader::request_and_wait() {
+  std::unique_lock lock(mutex_);
+  std::int64_t unit = taken_;  // the oldest not yet taken
+  if (options_.on_demand) {
+    unit = requested_++;
+    work_cv_.notify_all();
+  }
+  // Micro-batch `unit` is open_[unit − taken_] once opened; it is made when its jobs are all done.
+  done_cv_.wait(lock, [&] {
+    if (error_) return true;
+    const std::int64_t at = unit - taken_;
+    if (at < 0) return true;  // already taken
+    if (at >= static_cast<std::int64_t>(open_.size())) return false;
+    const Unit& u = open_[static_cast<std::size_t>(at)];
+    return u.remaining == 0 && u.next_job == u.jobs.size();
+  });
+  if (error_) std::rethrow_exception(error_);
 }
 
 void DataLoader::recycle(MicroBatchSet&& used) {

@@ -38,6 +38,10 @@ struct LoaderOptions {
   std::int64_t image_size = 32;     ///< the side of the tensors delivered
   std::int64_t devices_per_host = 1;
   std::int64_t host = 0;            ///< the host whose devices this loader feeds
+  /// The threads start a micro-batch only when asked (request()), not `prefetch` ahead: for a
+  /// consumer that schedules the loads itself (the executor runs a step's load tasks, the lowering
+  /// having placed them; exec/executor.hpp).
+  bool on_demand = false;
 };
 
 /// One device's micro-batch: empty when the plan gives the device no input (a middle pipeline stage
@@ -81,6 +85,9 @@ class DataLoader {
   /// The next micro-batch, waiting for it. Rethrows what a thread met (a corrupt sample, with its
   /// index and file).
   [[nodiscard]] MicroBatchSet next();
+  /// On demand: asks the threads for the next micro-batch, and waits until it is made (the one after
+  /// those asked for before). Without `on_demand`: waits for the oldest one not yet taken.
+  void request_and_wait();
   /// Gives a micro-batch's buffers back for the loader to fill again: a training loop that returns
   /// each one once consumed (as a pinned-memory pool does) spares the loader a fresh allocation, its
   /// zero-fill and its page faults per micro-batch.
@@ -122,6 +129,8 @@ class DataLoader {
   std::deque<Unit> open_;
   std::vector<MicroBatchSet> spare_;  ///< recycled buffers
   std::int64_t next_unit_ = 0;
+  std::int64_t requested_ = 0;  ///< on demand: micro-batches asked for
+  std::int64_t taken_ = 0;      ///< micro-batches next() has returned
   std::int64_t permutation_epoch_ = -1;
   std::vector<std::int64_t> permutation_;
   bool stop_ = false;

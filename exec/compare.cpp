@@ -118,6 +118,8 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
         }
       }
       predicted_busy[static_cast<std::size_t>(device)] += static_cast<double>(g.duration_ps[t]) * 1e-12;
+    } else if (g.kind[t] == TaskKind::Load || g.kind[t] == TaskKind::Copy) {
+      figure(g.kind[t] == TaskKind::Load ? "input load" : "input copy").predicted_s += static_cast<double>(g.duration_ps[t]) * 1e-12;
     } else if (g.kind[t] == TaskKind::Collective) {
       const double s = static_cast<double>(sim::task_finish_ps(simulation, collective_ps, t) - simulation.timeline.start_ps[t]) * 1e-12;
       std::int64_t scratch = 0;
@@ -143,6 +145,10 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
       const double seconds = static_cast<double>(s.end_ns[k] - s.start_ns[k]) * 1e-9;
       if (g.kind[t] == TaskKind::Compute) {
         busy += seconds;
+      } else if (g.kind[t] == TaskKind::Load || g.kind[t] == TaskKind::Copy) {
+        auto& f = figure(g.kind[t] == TaskKind::Load ? "input load" : "input copy");
+        f.measured_s += seconds;
+        ++f.count;
       } else if (g.kind[t] == TaskKind::Collective) {
         auto& f = figure(comm_class(g, t));
         f.measured_s += seconds;

@@ -65,15 +65,16 @@ std::size_t floats_of(double bytes) { return static_cast<std::size_t>(std::max(1
 
 }  // namespace
 
-std::string cannot_execute(const sim::LoweredStep& step, int rank) {
+std::string cannot_execute(const sim::LoweredStep& step, int rank, bool has_input) {
   const TaskGraph& g = step.tasks;
   if (step.replica_shortcut) return "the step was lowered with one data-parallel replica standing for all";
   if (rank < 0 || rank >= g.devices) return "rank " + std::to_string(rank) + " has no device in a plan of " + std::to_string(g.devices);
   const Share s = share_of(g, rank);
   for (const auto& q : s.queues)
     for (const TaskId t : q) {
-      if (g.kind[t] == TaskKind::Copy || g.kind[t] == TaskKind::Load)
-        return "task \"" + g.labels[g.label[t]] + "\" is a " + (g.kind[t] == TaskKind::Copy ? "copy" : "load") + ", which the executor does not run yet";
+      if ((g.kind[t] == TaskKind::Copy || g.kind[t] == TaskKind::Load) && !has_input)
+        return "task \"" + g.labels[g.label[t]] + "\" is a " + (g.kind[t] == TaskKind::Copy ? "copy" : "load") +
+               " of the input pipeline, and the rank has no dataset to load from";
       if (g.kind[t] == TaskKind::Compute && g.work_of(t) == sim::kNoWork)
         return "compute task \"" + g.labels[g.label[t]] + "\" carries no work to run";
       if (g.kind[t] == TaskKind::Collective && g.collectives[g.owner[t]].occupies != sim::CollectiveSpec::kWholeGroup)
@@ -91,7 +92,7 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
                         const ExecuteOptions& options) {
   const TaskGraph& g = step.tasks;
   const int rank = transport.rank();
-  PARASIM_CHECK(cannot_execute(step, rank).empty() && kernels.refuses(plan).empty(), "the step can run on this rank");
+  PARASIM_CHECK(cannot_execute(step, rank, options.input != nullptr).empty() && kernels.refuses(plan).empty(), "the step can run on this rank");
   const Share share = share_of(g, rank);
   const std::size_t n = g.task_count();
   auto done = std::make_unique<std::atomic<std::uint8_t>[]>(n);
@@ -159,6 +160,10 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
                 mine.pass_op.push_back(cw.optimizer_stage >= 0 ? kOptimizerPass : cw.ops_begin + static_cast<std::uint32_t>(k));
                 mine.pass_ns.push_back(static_cast<std::int64_t>(passes[k] * 1e9));
               }
+            } else if (g.kind[t] == TaskKind::Load) {
+              options.input->load();
+            } else if (g.kind[t] == TaskKind::Copy) {
+              options.input->copy(kernels.message_buffer(st, options.input->floats()));
             } else if (is_send(g, t)) {
               const auto& spec = g.collectives[g.owner[t]];
               transport.send(static_cast<int>(receiver_of(g, t)), static_cast<std::uint8_t>(st), kernels.message_buffer(st, floats_of(spec.bytes)),

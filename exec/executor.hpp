@@ -21,9 +21,23 @@
 
 namespace parasim::exec {
 
+/// Where a rank's input comes from when its step has an input pipeline (sim/input_pipeline.hpp):
+/// a load task asks for the next micro-batch and waits until it is made; a copy task takes the
+/// oldest made one into the device's input buffer. exec/loader_input.hpp runs the real loader.
+class InputSource {
+ public:
+  virtual ~InputSource() = default;
+  virtual void load() = 0;
+  /// The floats of the device's part of one micro-batch (its copy's size).
+  [[nodiscard]] virtual std::size_t floats() const = 0;
+  virtual void copy(float* to) = 0;
+};
+
 struct ExecuteOptions {
   int warmup_steps = 1;  ///< steps run before the timed ones (allocation, first touch, caches)
   int steps = 3;         ///< timed steps
+  /// The rank's input, for a step lowered with an input pipeline (its load and copy tasks).
+  InputSource* input = nullptr;
 };
 
 /// Marks an operator-pass record of an optimizer step (no entry of StepWork::ops).
@@ -47,8 +61,8 @@ struct RankRecord {
 };
 
 /// Why rank `rank` cannot run its part of `step` (a task kind or dependency the executor does not
-/// run), or "" when it can. The kernels say what they refuse of the plan (Kernels::refuses).
-[[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, int rank);
+/// run; a load or copy without `has_input`, an input source), or "" when it can. The kernels say what they refuse of the plan (Kernels::refuses).
+[[nodiscard]] std::string cannot_execute(const sim::LoweredStep& step, int rank, bool has_input = false);
 
 /// Runs `options.warmup_steps + options.steps` steps of this rank's part (device = transport.rank()).
 /// Compute runs on `kernels`, messages in its buffers. Preconditions: cannot_execute(...) and

@@ -40,6 +40,16 @@ const sim::LoaderProfile* profile_loader(const DataSpec& spec, const sim::Profil
   return it == profile.loaders.end() ? nullptr : &it->second;
 }
 
+std::int64_t model_image_size(const models::Graph& graph) {
+  for (models::OpId id = 0; id < graph.op_count(); ++id) {
+    const models::Operator& op = graph.op(id);
+    if (op.kind != models::OpKind::Input) continue;
+    for (const models::Dim& d : op.dims)
+      if (d.name == "hh") return d.size;
+  }
+  return 0;
+}
+
 sim::InputPipeline input_pipeline(const Scenario& s, const models::Graph& graph, const sim::Profile& profile) {
   PARASIM_CHECK(s.data.has_value(), "a scenario with an input pipeline");
   const DataSpec& spec = *s.data;

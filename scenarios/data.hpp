@@ -20,6 +20,9 @@ namespace parasim::scenarios {
 /// known).
 [[nodiscard]] sim::InputPipeline input_pipeline(const Scenario& s, const models::Graph& graph, const sim::Profile& profile);
 
+/// The side of the model's input images (its Input operator's rows); 0 for a model without images.
+[[nodiscard]] std::int64_t model_image_size(const models::Graph& graph);
+
 /// The profile's loader for the section's format, if it has one (none for "tokens").
 [[nodiscard]] const sim::LoaderProfile* profile_loader(const DataSpec& spec, const sim::Profile& profile);
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 namespace {
 
 using parasim::testing::fresh_dir;
+using parasim::testing::have_mpirun;
+using parasim::testing::mpirun_parasim;
 using parasim::testing::q;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
@@ -81,5 +84,78 @@ TEST_CASE("parasim data and calibrate --backend loader: bad input exits 2 naming
     CHECK(r.err == "parasim: error: " + (dir / "t" / "train.bin").string() +
                        ": truncated: 1993 bytes is not a whole number of 50-byte records (39 and 43 bytes)\n");
     CHECK_FALSE(fs::exists(dir / "p.json"));
+  }
+}
+
+namespace {
+
+/// ResNet-18 on 32-pixel CIFAR records, fp32, on CPU ranks: the base data parallel over two, the
+/// what-if "single" on one; its input pipeline at 0.1 ms a sample on one loader thread.
+void write_execute_scenario(const fs::path& file, const std::string& data) {
+  std::ofstream(file) << R"({
+  "name": "loader-execute",
+  "model": { "preset": "resnet18", "image_size": 32, "num_classes": 100 },
+  "training": { "global_batch": 8, "micro_batch": 2, "precision": "fp32", "optimizer": "sgd-momentum" },
+  "cluster": { "device": "host-cpu", "nodes": 1, "devices_per_node": 2, "intra_node": { "link": "shm" } },
+  "plan": { "dp": 2 },
+  )" + data + R"(
+  "what_if": [ { "name": "single", "set": { "cluster.devices_per_node": 1, "plan.dp": 1 } } ]
+})";
+}
+
+}  // namespace
+
+TEST_CASE("parasim execute --data feeds each rank from the real loader through the step's load and copy tasks", "[cli][data][execute]") {
+  const fs::path dir = fresh_dir("data-execute");
+  REQUIRE(run_parasim("data synth --format cifar-bin --samples 64 --out " + q(dir / "cifar")).exit_code == 0);
+  write_execute_scenario(dir / "s.json", R"("data": { "format": "cifar-bin", "decode_ms_per_sample": 0.1, "prefetch": 2 },)");
+  // One rank: 4 micro-batches of 2 a step, so 4 loads and 4 copies in the median step.
+  const Run r = run_parasim("execute " + q(dir / "s.json") + " --plan single --steps 2 --threads 1 --data " + q(dir / "cifar") + " --out " + q(dir / "one"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto e = nlohmann::json::parse(slurp(dir / "one" / "execution.json"));
+  CHECK_THAT(slurp(dir / "one" / "report.md"), Contains("Input: each rank's real loader on") && Contains("(sharded, 1 thread, 2 micro-batches ahead)"));
+  std::map<std::string, std::int64_t> operations;
+  for (const auto& c : e.at("classes")) operations[c.at("class").get<std::string>()] = c.at("operations").get<std::int64_t>();
+  CHECK(operations["input load"] == 4);
+  CHECK(operations["input copy"] == 4);
+  // Without --data the pipeline is left out, and the report says so.
+  const Run left = run_parasim("execute " + q(dir / "s.json") + " --plan single --steps 1 --threads 1 --out " + q(dir / "none"));
+  REQUIRE(left.exit_code == 0);
+  CHECK_THAT(slurp(dir / "none" / "report.md"), Contains("input pipeline was left out of the step (no --data DIR)"));
+  // Two ranks, data parallel: each its own loader, 2 micro-batches a step each.
+  if (!have_mpirun()) {
+    WARN("skipped the two-rank run: no mpirun on the PATH (install Open MPI to run it)");
+    return;
+  }
+  const int code = mpirun_parasim(2, "execute " + q(dir / "s.json") + " --steps 2 --threads 1 --data " + q(dir / "cifar") + " --out " + q(dir / "two"), dir);
+  INFO(slurp(dir / "err"));
+  REQUIRE(code == 0);
+  const auto two = nlohmann::json::parse(slurp(dir / "two" / "execution.json"));
+  for (const auto& c : two.at("classes"))
+    if (c.at("class") == "input load" || c.at("class") == "input copy") CHECK(c.at("operations") == 2 * 2);
+}
+
+TEST_CASE("parasim execute --data: what it cannot run exits with the reason", "[cli][data][execute]") {
+  const fs::path dir = fresh_dir("data-execute-bad");
+  REQUIRE(run_parasim("data synth --format cifar-bin --samples 64 --out " + q(dir / "cifar")).exit_code == 0);
+  SECTION("a scenario without a data section") {
+    write_execute_scenario(dir / "s.json", "");
+    const Run r = run_parasim("execute " + q(dir / "s.json") + " --plan single --data " + q(dir / "cifar") + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "parasim: error: <command line>: --data: the scenario has no \"data\" section, so no input pipeline to load it\n");
+  }
+  SECTION("the naive placement") {
+    write_execute_scenario(dir / "s.json", R"("data": { "format": "cifar-bin", "decode_ms_per_sample": 0.1, "placement": "naive" },)");
+    const Run r = run_parasim("execute " + q(dir / "s.json") + " --plan single --data " + q(dir / "cifar") + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 3);
+    CHECK_THAT(r.err, Contains("the naive placement (one loader thread sending every sample to every rank) is simulated, not executed"));
+  }
+  SECTION("a missing dataset") {
+    write_execute_scenario(dir / "s.json", R"("data": { "format": "cifar-bin", "decode_ms_per_sample": 0.1 },)");
+    const Run r = run_parasim("execute " + q(dir / "s.json") + " --plan single --data " + q(dir / "none") + " --out " + q(dir / "o"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("no such dataset folder"));
+    CHECK_FALSE(fs::exists(dir / "o"));
   }
 }
