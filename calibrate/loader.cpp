@@ -98,7 +98,7 @@ sim::LoaderProfile calibrate_loader(const std::string& dir, const LoaderCalibrat
 
   // One run of the real loader for plan `run` with `threads` threads under `placement`: its wall time
   // per sample over `check_steps` steps after one of warm-up, each micro-batch given back once
-  // taken, as a training loop does (data/loader.hpp, recycle).
+  // taken, as a training loop does (data/loader.hpp, next).
   auto run_loader = [&](const strategies::Plan& run, data::Placement placement, std::int64_t threads, int r) {
     data::LoaderOptions lo;
     lo.placement = placement;
@@ -108,9 +108,9 @@ sim::LoaderProfile calibrate_loader(const std::string& dir, const LoaderCalibrat
     lo.image_size = side;
     lo.devices_per_host = run.mesh.device_count();
     data::DataLoader loader(dir, run, lo);
-    for (std::int64_t u = 0; u < run.micro_batches; ++u) loader.recycle(loader.next());
+    for (std::int64_t u = 0; u < run.micro_batches; ++u) (void)loader.next();
     const auto t0 = Clock::now();
-    for (std::int64_t u = 0; u < o.check_steps * run.micro_batches; ++u) loader.recycle(loader.next());
+    for (std::int64_t u = 0; u < o.check_steps * run.micro_batches; ++u) (void)loader.next();
     return seconds_since(t0) / static_cast<double>(o.check_steps * run.global_batch);
   };
   // Every figure is timed in rounds, each round timing each once, and a figure's mean is over the

@@ -234,16 +234,20 @@ void DataLoader::run_job(Unit& unit, std::size_t job, float* scratch, RawSample&
   copied_bytes_.fetch_add(copied, std::memory_order_relaxed);
 }
 
-MicroBatchSet DataLoader::next() {
+const MicroBatchSet& DataLoader::next() {
   std::unique_lock lock(mutex_);
+  // The last one's buffers go back before a thread can start the next micro-batch.
+  if (has_current_) spare_.push_back(std::move(current_));
+  has_current_ = false;
   done_cv_.wait(lock, [&] { return error_ || (!open_.empty() && open_.front().remaining == 0 && open_.front().next_job == open_.front().jobs.size()); });
   if (error_) std::rethrow_exception(error_);
-  MicroBatchSet out = std::move(open_.front().set);
+  current_ = std::move(open_.front().set);
+  has_current_ = true;
   open_.pop_front();
   ++taken_;
   lock.unlock();
   work_cv_.notify_all();
-  return out;
+  return current_;
 }
 
 void DataLoader::request_and_wait() {
@@ -263,12 +267,6 @@ void DataLoader::request_and_wait() {
     return u.remaining == 0 && u.next_job == u.jobs.size();
   });
   if (error_) std::rethrow_exception(error_);
-}
-
-void DataLoader::recycle(MicroBatchSet&& used) {
-  std::lock_guard lock(mutex_);
-  // As many as can be in use at once: the open micro-batches and the consumer's.
-  if (static_cast<std::int64_t>(spare_.size()) < options_.prefetch + 1) spare_.push_back(std::move(used));
 }
 
 LoaderStats DataLoader::stats() const {

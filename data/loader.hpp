@@ -82,16 +82,15 @@ class DataLoader {
 
   [[nodiscard]] const Dataset& dataset() const { return dataset_; }
   [[nodiscard]] std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
-  /// The next micro-batch, waiting for it. Rethrows what a thread met (a corrupt sample, with its
+  /// The next micro-batch, waiting for it; it stays valid until the next call, which hands its
+  /// buffers back to be filled again (as a pinned-memory pool does: no fresh allocation, zero-fill
+  /// or page faults per micro-batch, and no race between the consumer giving a buffer back and the
+  /// threads starting the next micro-batch). Rethrows what a thread met (a corrupt sample, with its
   /// index and file).
-  [[nodiscard]] MicroBatchSet next();
+  [[nodiscard]] const MicroBatchSet& next();
   /// On demand: asks the threads for the next micro-batch, and waits until it is made (the one after
   /// those asked for before). Without `on_demand`: waits for the oldest one not yet taken.
   void request_and_wait();
-  /// Gives a micro-batch's buffers back for the loader to fill again: a training loop that returns
-  /// each one once consumed (as a pinned-memory pool does) spares the loader a fresh allocation, its
-  /// zero-fill and its page faults per micro-batch.
-  void recycle(MicroBatchSet&& used);
   [[nodiscard]] LoaderStats stats() const;
 
  private:
@@ -127,7 +126,9 @@ class DataLoader {
   std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Unit> open_;
-  std::vector<MicroBatchSet> spare_;  ///< recycled buffers
+  std::vector<MicroBatchSet> spare_;  ///< buffers handed back, to fill again
+  MicroBatchSet current_;             ///< what next() returned last
+  bool has_current_ = false;
   std::int64_t next_unit_ = 0;
   std::int64_t requested_ = 0;  ///< on demand: micro-batches asked for
   std::int64_t taken_ = 0;      ///< micro-batches next() has returned

@@ -19,10 +19,8 @@ LoaderInput::LoaderInput(const std::string& path, const strategies::Plan& plan, 
 }
 
 void LoaderInput::copy(float* to) {
-  data::MicroBatchSet set = loader_.next();
-  const std::vector<float>& images = set.devices[device_].images;
+  const std::vector<float>& images = loader_.next().devices[device_].images;
   if (!images.empty()) data::copy_to_device(to, images.data(), std::min(images.size(), floats_));
-  loader_.recycle(std::move(set));
 }
 
 }  // namespace parasim::exec

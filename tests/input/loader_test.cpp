@@ -80,7 +80,7 @@ TEST_CASE("loader: every device receives exactly its samples, none twice in an e
         std::multiset<std::int64_t> taken;  // by the first device of each replica
         for (std::int64_t step = 0; step < 4; ++step)
           for (std::int64_t j = 0; j < 4; ++j) {
-            data::MicroBatchSet u = loader.next();
+            data::MicroBatchSet u = loader.next();  // a copy: it outlives the next call
             CHECK(u.epoch == epoch);
             CHECK(u.step == step);
             CHECK(u.micro_batch == j);
