@@ -26,7 +26,6 @@
 #include "scenarios/local_update.hpp"
 #include "scenarios/sweep.hpp"
 #include "sim/cluster.hpp"
-#include "sim/input_verdict.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/replicas.hpp"
 #include "sim/result_json.hpp"
@@ -257,12 +256,9 @@ int run_scenario(const RunArgs& args, std::ostream& out) {
     std::optional<VariantProgress> phases;
     if (progress && !sweep_progress && long_simulation[vi]) phases.emplace(*progress, reports::terminal_safe(v.name));
     ProgressSink* sink = phases ? &*phases : nullptr;
-    if (s.data) lower_options.input = scenarios::input_pipeline(s, graph, profile);
     sim::Simulation simulation = s.local_update ? scenarios::simulate_local_update(s, profile, backend, lower_options, sink)
                                  : s.federated  ? scenarios::simulate_federated_scenario(s, profile, backend, lower_options, sink)
-                                                : sim::simulate(graph, plan, cluster, profile, backend, lower_options, sink);
-    // Whether the step waits on its input, and the fewest loader threads that end it: simulated again.
-    if (s.data) sim::add_input_verdict(simulation, graph, plan, cluster, profile, backend, lower_options);
+                                                : scenarios::simulate_step(s, graph, plan, cluster, profile, backend, lower_options, sink);
     simulation.result.scenario = base.name;
     simulation.result.variant = v.name;
     if (!simulation.result.fits) {

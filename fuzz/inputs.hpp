@@ -37,7 +37,6 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
-#include "sim/input_verdict.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/result_json.hpp"
 #include "sim/simulate.hpp"
@@ -98,12 +97,9 @@ inline void scenario(std::string_view text) {
         const models::Graph graph = scenarios::build_model(*v);
         const strategies::Plan plan = strategies::make_plan(graph, v->training, v->plan, v->cluster.device_count());
         const sim::Cluster cluster = sim::build_cluster(v->cluster, profile);
-        // With an input pipeline, as `parasim SCENARIO` runs it: its tasks and its verdict (the
-        // step simulated again, at most a dozen times more).
-        sim::LowerOptions options;
-        if (v->data) options.input = scenarios::input_pipeline(*v, graph, profile);
-        simulation = sim::simulate(graph, plan, cluster, profile, sim::Backend::Analytical, options);
-        if (v->data) sim::add_input_verdict(simulation, graph, plan, cluster, profile, sim::Backend::Analytical, options);
+        // As `parasim SCENARIO` runs it: with an input pipeline, its tasks and its verdict (the step
+        // simulated again, at most a dozen times more).
+        simulation = scenarios::simulate_step(*v, graph, plan, cluster, profile, sim::Backend::Analytical);
       }
       (void)sim::json_text(sim::to_json(simulation.result));
     } catch (const PlanError&) {

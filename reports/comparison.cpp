@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "reports/format.hpp"
+#include "sim/input_verdict.hpp"
 #include "sim/local_update.hpp"
 
 namespace parasim::reports {
@@ -200,7 +201,7 @@ std::vector<ComparisonRow> comparison_rows(std::span<const sim::Result> results)
       if (f.fewest_threads > 0)
         return std::to_string(f.fewest_threads) + ": a step of " + significant(f.step_at_fewest_s, 4) + " s";
       if (f.placement == "naive") return std::string("none: the naive placement loads on one thread (try \"sharded\")");
-      return std::string("none up to 1024: storage or copies bound the step");
+      return "none up to " + std::to_string(sim::kMaxLoaderThreads) + ": storage or copies bound the step";
     });
   }
   figure("peak memory per device", "GiB", peak_memory_bytes, [](double b) { return gib(b); });

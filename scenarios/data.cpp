@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "sim/input_verdict.hpp"
 
 namespace parasim::scenarios {
 
@@ -38,6 +39,15 @@ const sim::LoaderProfile* profile_loader(const DataSpec& spec, const sim::Profil
   if (spec.format == DataFormat::Tokens) return nullptr;
   const auto it = profile.loaders.find(std::string(to_string(spec.format)));
   return it == profile.loaders.end() ? nullptr : &it->second;
+}
+
+sim::Simulation simulate_step(const Scenario& s, const models::Graph& graph, const strategies::Plan& plan, const sim::Cluster& cluster,
+                              const sim::Profile& profile, sim::Backend backend, sim::LowerOptions options, ProgressSink* progress) {
+  if (s.data) options.input = input_pipeline(s, graph, profile);
+  sim::Simulation simulation = sim::simulate(graph, plan, cluster, profile, backend, options, progress);
+  // Whether the step waits on its input, and the fewest loader threads that end it: simulated again.
+  if (s.data) sim::add_input_verdict(simulation, graph, plan, cluster, profile, backend, options);
+  return simulation;
 }
 
 std::int64_t model_image_size(const models::Graph& graph) {

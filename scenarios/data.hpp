@@ -4,6 +4,7 @@
 #include "models/graph.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/input_pipeline.hpp"
+#include "sim/simulate.hpp"
 #include "sim/profile.hpp"
 
 namespace parasim::scenarios {
@@ -19,6 +20,12 @@ namespace parasim::scenarios {
 /// measured rate. Precondition: the scenario was loaded (load_scenario checked that a decode time is
 /// known).
 [[nodiscard]] sim::InputPipeline input_pipeline(const Scenario& s, const models::Graph& graph, const sim::Profile& profile);
+
+/// The step of scenario `s` simulated as `parasim SCENARIO` runs it: with its input pipeline when it
+/// has "data" (set into `options`), and then the input verdict (sim/input_verdict.hpp).
+[[nodiscard]] sim::Simulation simulate_step(const Scenario& s, const models::Graph& graph, const strategies::Plan& plan, const sim::Cluster& cluster,
+                                            const sim::Profile& profile, sim::Backend backend, sim::LowerOptions options = {},
+                                            ProgressSink* progress = nullptr);
 
 /// The side of the model's input images (its Input operator's rows); 0 for a model without images.
 [[nodiscard]] std::int64_t model_image_size(const models::Graph& graph);

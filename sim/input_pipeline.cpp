@@ -13,14 +13,28 @@ double decode_s(const InputPipeline& in, std::int64_t threads) {
   return in.decode_s_at_threads[k - 1];
 }
 
-double host_load_s(const InputPipeline& in, double samples, std::int64_t threads) {
+namespace {
+
+/// A host's two bounds on loading `samples`: its threads, each taking one sample at a time (it waits
+/// the file's latency, then decodes and augments it), side by side; and its storage, streaming the
+/// stored bytes at its bandwidth, shared by the threads.
+struct HostBounds {
+  double threads_s = 0;
+  double storage_s = 0;
+};
+
+HostBounds host_bounds(const InputPipeline& in, double samples, std::int64_t threads) {
   PARASIM_CHECK(threads >= 1, "a loader has at least one thread");
-  // Each thread takes one sample at a time: it waits the file's latency, then decodes and augments
-  // it; the threads run side by side. The storage streams the stored bytes at its bandwidth, shared
-  // by the threads. Reading and decoding overlap (many samples are in flight), so the slower bounds.
-  const double per_thread = samples * (in.file_latency_s + decode_s(in, threads)) / static_cast<double>(threads);
-  const double storage = in.storage_bytes_per_s > 0 ? samples * in.bytes.stored / in.storage_bytes_per_s : 0;
-  return std::max(per_thread, storage);
+  return {samples * (in.file_latency_s + decode_s(in, threads)) / static_cast<double>(threads),
+          in.storage_bytes_per_s > 0 ? samples * in.bytes.stored / in.storage_bytes_per_s : 0.0};
+}
+
+}  // namespace
+
+double host_load_s(const InputPipeline& in, double samples, std::int64_t threads) {
+  // Reading and decoding overlap (many samples are in flight), so the slower bound is the time.
+  const HostBounds b = host_bounds(in, samples, threads);
+  return std::max(b.threads_s, b.storage_s);
 }
 
 LoaderCosts loader_costs(const InputPipeline& in, const strategies::Plan& plan, const Cluster& cluster) {
@@ -40,9 +54,9 @@ LoaderCosts loader_costs(const InputPipeline& in, const strategies::Plan& plan, 
   for (std::size_t h = 0; h < out.load.samples_read_per_host.size(); ++h) {
     const auto n = static_cast<double>(out.load.samples_read_per_host[h]);
     const double copies = in.loader_copy_bytes_per_s > 0 ? copied[h] / in.loader_copy_bytes_per_s / static_cast<double>(out.threads) : 0.0;
-    out.host_step_s.push_back(n > 0 ? host_load_s(in, n, out.threads) + copies : 0.0);
-    out.host_storage_bound.push_back(n > 0 && in.storage_bytes_per_s > 0 &&
-                                     n * in.bytes.stored / in.storage_bytes_per_s > n * (in.file_latency_s + decode_s(in, out.threads)) / static_cast<double>(out.threads));
+    const HostBounds b = host_bounds(in, n, out.threads);
+    out.host_step_s.push_back(n > 0 ? std::max(b.threads_s, b.storage_s) + copies : 0.0);
+    out.host_storage_bound.push_back(n > 0 && b.storage_s > b.threads_s);
   }
 
   const std::size_t devices = out.load.devices.size();

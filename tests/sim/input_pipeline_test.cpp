@@ -45,11 +45,8 @@ Run run(const scenarios::Scenario& s, sim::Backend backend = sim::Backend::Analy
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, cluster.device_count());
   sim::LowerOptions options;
   options.replicate_data_parallel = true;
-  Run r{.simulation = {}, .without_data = sim::simulate(graph, plan, cluster, profile, backend, options)};
-  options.input = scenarios::input_pipeline(s, graph, profile);
-  r.simulation = sim::simulate(graph, plan, cluster, profile, backend, options);
-  sim::add_input_verdict(r.simulation, graph, plan, cluster, profile, backend, options);
-  return r;
+  return {.simulation = scenarios::simulate_step(s, graph, plan, cluster, profile, backend, options),
+          .without_data = sim::simulate(graph, plan, cluster, profile, backend, options)};
 }
 
 Run run(const std::string& text, sim::Backend backend = sim::Backend::Analytical) {
