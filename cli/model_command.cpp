@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/model_shardings.hpp"
 #include "cli/validators.hpp"
 #include "cli/output_files.hpp"
 #include "cli/thousands.hpp"
@@ -33,6 +34,8 @@ struct ModelArgs {
   std::int64_t in_channels = 0;
   std::string dtype;
   std::string export_graph;
+  std::string plan;  ///< a scenario whose plan's shardings to print
+  bool shardings = false;
 };
 
 /// Where the graph came from, as printed.
@@ -170,8 +173,17 @@ void add_model_command(CLI::App& app, Action& action, std::ostream& out) {
   cmd->add_option("--in-channels", args->in_channels, "image channels (CNNs and MLPs)")->check(integer_at_least(1));
   cmd->add_option("--dtype", args->dtype, "activation and weight dtype: fp32, tf32, fp16, bf16, fp8, ...");
   cmd->add_option("--export-graph", args->export_graph, "also write the operator graph as graph JSON to this file");
+  cmd->add_option("--plan", args->plan, "a scenario: with --shardings, its model under its plan");
+  cmd->add_flag("--shardings", args->shardings,
+                "with --plan: every operator's sharding (dims, output, weights), where it came from, and the collectives where layouts meet");
   cmd->callback([&action, &out, args, cmd] {
     action = [&out, args, cmd] {
+      if (args->shardings || !args->plan.empty()) {
+        if (args->plan.empty() || !args->shardings || !args->what.empty())
+          throw InputError("<command line>", 0, 0, "", "--shardings and --plan SCENARIO.json go together, without a model name: the scenario names the model");
+        print_shardings(out, args->plan, args->json);
+        return 0;
+      }
       if (args->list || args->what.empty()) {
         for (const auto& n : models::model_names()) out << n << "\n";
         return 0;

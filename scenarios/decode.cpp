@@ -236,6 +236,31 @@ strategies::PlanSpec decode_plan(const json& p) {
         enum_value(strategies::grad_accumulation_from_string(p["grad_accumulation"].get<std::string>()), "plan.grad_accumulation");
   if (p.contains("mesh_order")) spec.mesh_order = p["mesh_order"].get<std::vector<std::string>>();
   if (p.contains("stage_layers")) spec.stage_layers = p["stage_layers"].get<std::vector<std::int64_t>>();
+  if (p.contains("mesh"))
+    for (const auto& a : p["mesh"]) spec.mesh.push_back({a["name"].get<std::string>(), a["size"].get<std::int64_t>(), a.value("data", false)});
+  if (p.contains("shardings")) {
+    // A spec entry: null (replicated), one axis name, or a list of them (outermost first).
+    auto axes = [](const json& e) {
+      if (e.is_null()) return std::vector<std::string>{};
+      if (e.is_string()) return std::vector<std::string>{e.get<std::string>()};
+      return e.get<std::vector<std::string>>();
+    };
+    const auto& list = p["shardings"];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& a = list[i];
+      strategies::ShardingAnnotation ann;
+      ann.pointer = "/plan/shardings/" + std::to_string(i);
+      if (a.contains("weight")) ann.target = strategies::AnnotationTarget::Weight, ann.pattern = a["weight"].get<std::string>();
+      else if (a.contains("output")) ann.target = strategies::AnnotationTarget::Output, ann.pattern = a["output"].get<std::string>();
+      else ann.target = strategies::AnnotationTarget::Operator, ann.pattern = a["operator"].get<std::string>();
+      if (a.contains("spec"))
+        for (const auto& e : a["spec"]) ann.spec.push_back(axes(e));
+      if (a.contains("partial")) ann.partial = axes(a["partial"]);
+      if (a.contains("dims"))
+        for (const auto& [dim, e] : a["dims"].items()) ann.dims.emplace_back(dim, axes(e));
+      spec.shardings.push_back(std::move(ann));
+    }
+  }
   return spec;
 }
 

@@ -187,7 +187,8 @@ std::vector<StageMemory> memory_per_stage(const models::Graph& g, const Plan& pl
   for (std::int32_t l = 0; l < layer_count; ++l) {
     const auto chunk = static_cast<std::size_t>(plan.chunk_of_layer[static_cast<std::size_t>(l)]);
     double kept = 0, full = 0;
-    if (is_block_layer(g, l)) {
+    // Megatron's formula holds for the knobs' shardings; an annotated plan's are read off the graph.
+    if (is_block_layer(g, l) && !plan.annotated) {
       const std::int64_t block = l - 1;
       kept = layer_activation_bytes(*t, plan.micro_batch, tp, plan.sequence_parallel, plan.recompute, plan.precision, plan.cp(), plan.cp_comm,
                                     block, plan.expert_imbalance);

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/format.hpp"
+#include "strategies/propagation.hpp"
 #include "strategies/stage_partition.hpp"
 
 namespace parasim::strategies {
@@ -65,6 +66,59 @@ MeshLayout build_mesh(const PlanSpec& spec, std::int64_t dp_total) {
   m.ep = m.mesh.axis_index("ep");
   m.cp = m.mesh.axis_index("cp");
   return m;
+}
+
+/// The mesh of an annotated plan: the pipeline axis outermost, then the user's axes in their order.
+MeshLayout build_user_mesh(const PlanSpec& spec) {
+  MeshLayout m;
+  m.mesh.axes.push_back(MeshAxis{"pp", spec.pp, AxisRole::Pipeline});
+  m.pp = 0;
+  int model_axes = 0, model = -1;
+  for (const auto& a : spec.mesh) {
+    const int index = static_cast<int>(m.mesh.axes.size());
+    m.mesh.axes.push_back(MeshAxis{a.name, a.size, a.data ? AxisRole::Data : AxisRole::Tensor});
+    if (a.data) m.dp = index;
+    else ++model_axes, model = index;
+  }
+  // One model axis plays tensor parallelism's part where the lowering asks for it (pipeline sends split
+  // over it, as Megatron's scatter/gather; the input broadcast of a sharded loader).
+  if (model_axes == 1) m.tp = model;
+  return m;
+}
+
+/// What an annotated plan's mesh must be: named once each, not "pp" (the pipeline axis), at most one
+/// data axis, and with the pipeline stages as many devices as the cluster has.
+std::optional<PlanProblem> check_user_mesh(const PlanSpec& spec, std::int64_t devices) {
+  auto problem = [](std::string pointer, std::string message) { return PlanProblem{std::move(pointer), std::move(message)}; };
+  // The knobs that build a mesh cannot be set beside one.
+  const PlanSpec knobs;
+  if (spec.tp != knobs.tp) return problem("/plan/tp", "tp cannot be set beside \"mesh\": the mesh's axes and the shardings say how tensors split");
+  if (spec.dp != knobs.dp) return problem("/plan/dp", "dp cannot be set beside \"mesh\": give the mesh an axis with \"data\": true");
+  if (spec.cp != knobs.cp) return problem("/plan/cp", "cp cannot be set beside \"mesh\": split the sequence dim \"s\" with an annotation");
+  if (spec.ep != knobs.ep) return problem("/plan/ep", "ep cannot be set beside \"mesh\": split the experts' dim \"e\" with an annotation");
+  if (spec.sequence_parallel) return problem("/plan/sequence_parallel", "sequence_parallel cannot be set beside \"mesh\": annotate the sequence dim \"s\"");
+  if (spec.tp_comm_overlap) return problem("/plan/tp_comm_overlap", "tp_comm_overlap needs the tp knob's sequence parallelism; it cannot be set beside \"mesh\"");
+  if (spec.cp_comm != knobs.cp_comm) return problem("/plan/cp_comm", "cp_comm needs the cp knob; it cannot be set beside \"mesh\"");
+  if (spec.expert_imbalance != knobs.expert_imbalance) return problem("/plan/expert_imbalance", "expert_imbalance needs the ep knob; it cannot be set beside \"mesh\"");
+  if (spec.mesh_order != knobs.mesh_order) return problem("/plan/mesh_order", "mesh_order orders the knobs' axes; \"mesh\" lists its axes in order itself");
+  std::set<std::string> seen;
+  std::int64_t product = spec.pp;
+  int data_axes = 0;
+  for (std::size_t i = 0; i < spec.mesh.size(); ++i) {
+    const auto& a = spec.mesh[i];
+    const std::string at = "/plan/mesh/" + std::to_string(i);
+    if (a.name == "pp") return problem(at + "/name", "\"pp\" names the pipeline axis the pp knob adds; expected another name");
+    if (!seen.insert(a.name).second) return problem(at + "/name", "mesh axis \"" + a.name + "\" is named twice");
+    if (a.size < 1) return problem(at + "/size", "a mesh axis has at least 1 device, found " + str(a.size));
+    if (a.data && ++data_axes > 1) return problem(at + "/data", "only one mesh axis can be the data axis");
+    product *= a.size;
+  }
+  if (product != devices) {
+    std::string sizes;
+    for (const auto& a : spec.mesh) sizes += " × " + str(a.size);
+    return problem("/plan/mesh", "the mesh (pp " + str(spec.pp) + sizes + ") has " + str(product) + " devices, but the cluster has " + str(devices));
+  }
+  return std::nullopt;
 }
 
 // The sharding of every operator, by dim name (see plan.hpp and models/transformer.hpp for the names):
@@ -175,6 +229,11 @@ std::int64_t Plan::ep() const { return ep_axis >= 0 ? mesh.axes[static_cast<std:
 std::int64_t Plan::cp() const { return cp_axis >= 0 ? mesh.axes[static_cast<std::size_t>(cp_axis)].size : 1; }
 
 std::int64_t resolve_dp(const PlanSpec& spec, std::int64_t devices) {
+  if (!spec.mesh.empty()) {
+    for (const auto& a : spec.mesh)
+      if (a.data) return std::max<std::int64_t>(a.size, 1);
+    return 1;
+  }
   if (spec.dp > 0) return spec.dp;
   const std::int64_t mp = std::max<std::int64_t>(spec.tp, 1) * std::max<std::int64_t>(spec.pp, 1) * std::max<std::int64_t>(spec.cp, 1);
   return std::max<std::int64_t>(devices / mp, 1);
@@ -192,28 +251,35 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
   if (training.global_batch < 1) return problem("/training/global_batch", "global_batch must be >= 1, found " + str(training.global_batch));
   if (spec.zero < 0 || spec.zero > 3) return problem("/plan/zero", "zero must be 0, 1, 2 or 3, found " + str(spec.zero));
 
-  const std::int64_t mp = spec.tp * spec.pp * spec.cp;
-  const std::string mesh_names = spec.cp > 1 ? "tp × cp × pp" : "tp × pp";
-  const std::string mesh_sizes = str(spec.tp) + (spec.cp > 1 ? " × " + str(spec.cp) : "") + " × " + str(spec.pp);
-  if (spec.dp == 0 && devices % mp != 0)
-    return problem(spec.cp > 1 ? "/plan/cp" : "/plan/tp",
-                   mesh_names + " = " + str(mp) + " does not divide the " + str(devices) + " devices of the cluster");
-  const std::int64_t dp = resolve_dp(spec, devices);
-  if (mp * dp != devices)
-    return problem(spec.dp > 0 ? "/plan/dp" : "/plan/tp",
-                   "the mesh " + mesh_names + " × dp = " + mesh_sizes + " × " + str(dp) + " = " + str(mp * dp) +
-                       " devices does not match the cluster's " + str(devices) + " devices");
-  if (dp % spec.ep != 0) return problem("/plan/ep", "ep (" + str(spec.ep) + ") must divide the data-parallel degree " + str(dp));
+  if (spec.mesh.empty() && !spec.shardings.empty())
+    return problem("/plan/shardings", "sharding annotations name the axes of a \"mesh\"; the plan has none (the knobs' mesh has Megatron's shardings)");
+  std::int64_t dp = resolve_dp(spec, devices);
+  if (!spec.mesh.empty()) {
+    if (auto p = check_user_mesh(spec, devices)) return p;
+  } else {
+    const std::int64_t mp = spec.tp * spec.pp * spec.cp;
+    const std::string mesh_names = spec.cp > 1 ? "tp × cp × pp" : "tp × pp";
+    const std::string mesh_sizes = str(spec.tp) + (spec.cp > 1 ? " × " + str(spec.cp) : "") + " × " + str(spec.pp);
+    if (spec.dp == 0 && devices % mp != 0)
+      return problem(spec.cp > 1 ? "/plan/cp" : "/plan/tp",
+                     mesh_names + " = " + str(mp) + " does not divide the " + str(devices) + " devices of the cluster");
+    dp = resolve_dp(spec, devices);
+    if (mp * dp != devices)
+      return problem(spec.dp > 0 ? "/plan/dp" : "/plan/tp",
+                     "the mesh " + mesh_names + " × dp = " + mesh_sizes + " × " + str(dp) + " = " + str(mp * dp) +
+                         " devices does not match the cluster's " + str(devices) + " devices");
+    if (dp % spec.ep != 0) return problem("/plan/ep", "ep (" + str(spec.ep) + ") must divide the data-parallel degree " + str(dp));
 
-  {
-    std::set<std::string> seen;
-    for (const auto& a : spec.mesh_order) {
-      if (a != "pp" && a != "dp" && a != "tp" && a != "ep" && a != "cp")
-        return problem("/plan/mesh_order", "unknown mesh axis \"" + a + "\"; expected \"pp\", \"dp\", \"tp\", \"cp\" or \"ep\"");
-      if (!seen.insert(a).second) return problem("/plan/mesh_order", "mesh axis \"" + a + "\" appears twice");
+    {
+      std::set<std::string> seen;
+      for (const auto& a : spec.mesh_order) {
+        if (a != "pp" && a != "dp" && a != "tp" && a != "ep" && a != "cp")
+          return problem("/plan/mesh_order", "unknown mesh axis \"" + a + "\"; expected \"pp\", \"dp\", \"tp\", \"cp\" or \"ep\"");
+        if (!seen.insert(a).second) return problem("/plan/mesh_order", "mesh axis \"" + a + "\" appears twice");
+      }
+      for (const char* a : {"pp", "dp", "tp"})
+        if (!seen.count(a)) return problem("/plan/mesh_order", std::string("mesh_order must name axis \"") + a + "\"");
     }
-    for (const char* a : {"pp", "dp", "tp"})
-      if (!seen.count(a)) return problem("/plan/mesh_order", std::string("mesh_order must name axis \"") + a + "\"");
   }
 
   const auto& t = g.transformer();
@@ -301,6 +367,10 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
                                                  ") to be a multiple of pp (" + str(spec.pp) + ")");
   PARASIM_CHECK(g.batch() == training.micro_batch * dp, "check_plan: the graph must be built with batch = micro_batch × dp");
 
+  if (!spec.mesh.empty()) {
+    const MeshLayout layout = build_user_mesh(spec);
+    return propagate_shardings(g, layout.mesh, layout.dp, spec.shardings).problem;
+  }
   const MeshLayout layout = build_mesh(spec, dp);
   const auto sharding = assign_sharding(g, spec, layout);
   for (models::OpId id = 0; id < g.op_count(); ++id) {
@@ -319,7 +389,7 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
 Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanSpec& spec, std::int64_t devices) {
   if (auto p = check_plan(g, training, spec, devices)) PARASIM_CHECK(false, "make_plan: " + p->message);
   const std::int64_t dp = resolve_dp(spec, devices);
-  const MeshLayout layout = build_mesh(spec, dp);
+  const MeshLayout layout = spec.mesh.empty() ? build_mesh(spec, dp) : build_user_mesh(spec);
   Plan plan;
   plan.mesh = layout.mesh;
   plan.dp_axis = layout.dp;
@@ -327,7 +397,9 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.pp_axis = layout.pp;
   plan.ep_axis = layout.ep;
   plan.cp_axis = layout.cp;
-  plan.sharding = assign_sharding(g, spec, layout);
+  plan.annotated = !spec.mesh.empty();
+  plan.sharding = plan.annotated ? propagate_shardings(g, layout.mesh, layout.dp, spec.shardings).propagation.sharding
+                                 : assign_sharding(g, spec, layout);
   plan.pp = spec.pp;
   plan.virtual_stages = spec.virtual_stages;
   plan.chunk_of_layer = chunk_assignment(g, spec, spec.pp * spec.virtual_stages);
@@ -365,6 +437,13 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
 
 std::string describe_mesh(const PlanSpec& spec, std::int64_t dp, bool cp_comm) {
   std::ostringstream d;
+  if (!spec.mesh.empty()) {
+    // An annotated plan: its own axes, as named ("mesh data 2 × model 4, pp 2").
+    d << "mesh";
+    for (std::size_t i = 0; i < spec.mesh.size(); ++i) d << (i == 0 ? " " : " × ") << spec.mesh[i].name << " " << spec.mesh[i].size;
+    d << ", pp " << spec.pp;
+    return d.str();
+  }
   d << "tp " << spec.tp;
   if (spec.cp > 1) d << " × cp " << spec.cp << (cp_comm ? " (" + std::string(to_string(spec.cp_comm)) + ")" : "");
   d << " × pp " << spec.pp << " × dp " << dp;

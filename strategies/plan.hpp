@@ -65,6 +65,9 @@ struct Plan {
   /// The dtype of weight gradients: their buffers and their data-parallel reductions (see
   /// TrainingSpec::grad_precision; resolved: 16-bit in mixed precision unless fp32 is asked for).
   models::DType grad_dtype = models::DType::F16;
+  /// The shardings come from a user's mesh and annotations (PlanSpec::mesh), not from the knobs: the
+  /// memory model then reads every layer's activations off the graph, not Megatron's formula.
+  bool annotated = false;
 
   bool operator==(const Plan&) const = default;
 

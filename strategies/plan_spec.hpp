@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/dtype.hpp"
+#include "strategies/annotation.hpp"
 #include "strategies/implementation.hpp"
 
 namespace parasim::strategies {
@@ -92,6 +93,12 @@ struct PlanSpec {
   std::vector<std::string> mesh_order{"pp", "dp", "tp"};
   /// Optional explicit pipeline cut: the number of graph layers in each stage (sums to the layer count).
   std::vector<std::int64_t> stage_layers;
+  /// A mesh the user names (GSPMD / JAX style), outermost first, in place of the tp, dp, cp and ep
+  /// knobs: each stage's devices are this mesh (pp stages of it in all), and `shardings` say how it
+  /// splits tensors; propagation (strategies/propagation.hpp) gives every other operator its sharding.
+  /// Empty: the knobs build the mesh and Megatron's shardings.
+  std::vector<MeshAxisSpec> mesh;
+  std::vector<ShardingAnnotation> shardings;
   bool operator==(const PlanSpec&) const = default;
 };
 

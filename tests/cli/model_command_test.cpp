@@ -169,3 +169,31 @@ TEST_CASE("command-line numbers out of range say what was found and what was exp
     CHECK(r.err == "parasim: error: <command line>: " + message + "\n");
   }
 }
+
+TEST_CASE("parasim model --plan SCENARIO --shardings: every operator's sharding and the collectives where layouts meet", "[cli][model]") {
+  const std::string example = std::string(PARASIM_SOURCE_DIR) + "/scenarios/examples/gpt3-1.3b-gspmd-8-a100.json";
+  const Run r = run_parasim("model --plan '" + example + "' --shardings");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  using Catch::Matchers::Contains;
+  // fc1 is column parallel by its annotation; its batch came from the data axis through propagation.
+  CHECK_THAT(r.out, Contains("layers.0.mlp.fc1 (linear)\n  dims      b:data  s  h  f:model\n"));
+  CHECK_THAT(r.out, Contains("    f  annotation /plan/shardings/4\n"));
+  CHECK_THAT(r.out, Contains("  output    [b:data, s, n] partial over model\n"));
+  // GPT-3 1.3B has 24 layers. Forward: each layer's attention output (o_proj) and MLP output (fc2)
+  // are partial sums over model, and so is the vocabulary-parallel embedding: 24 × 2 + 1 = 49
+  // all-reduces. Backward: each layer's Q/K/V input gradient (one layout, summed once) and fc1 input
+  // gradient, and the LM head's input gradient: 24 × 2 + 1 = 49. Megatron-LM's count (Shoeybi et al.
+  // 2019, §3: two all-reduces per layer in each pass).
+  CHECK_THAT(r.out, Contains("  forward:  49 × all-reduce over model\n  backward: 49 × all-reduce over model\n"));
+
+  const Run j = run_parasim("model --plan '" + example + "' --shardings --json");
+  REQUIRE(j.exit_code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["annotated"] == true);
+  CHECK(doc["mesh"].size() == 3);  // pp, data, model
+
+  const Run bad = run_parasim("model gpt2 --shardings");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--shardings and --plan SCENARIO.json go together"));
+}

@@ -708,3 +708,38 @@ TEST_CASE("scenario: grad_precision and attention_kernel reach the plan", "[scen
   CHECK(tf32.grad_dtype == parasim::models::DType::F32);
   CHECK(tf32.description == "tp 2 × pp 2 × dp 2, 1f1b, micro-batch 2 × 4");
 }
+
+TEST_CASE("scenario errors: sharding annotations, at the field of the scenario", "[scenarios]") {
+  // GPT-3 125M: 12 heads, MLP width 3072. A mesh of data 2 × model 4 on the 8 devices.
+  Text t;
+  const std::string mesh = R"("mesh": [ { "name": "data", "size": 2, "data": true }, { "name": "model", "size": 4 } ])";
+  SECTION("the annotated plan loads") {
+    t.plan = R"("plan": { )" + mesh + R"(, "shardings": [ { "weight": "layers.*.mlp.fc1.weight", "spec": [null, "model"] } ] })";
+    CHECK(error_of(t.str()) == "(no error)");
+  }
+  SECTION("an unknown mesh axis") {
+    t.plan = R"("plan": { )" + mesh + R"(, "shardings": [ { "weight": "layers.*.mlp.fc1.weight", "spec": [null, "mdl"] } ] })";
+    CHECK(error_of(t.str()) ==
+          "s.json:6:171: at /plan/shardings/0/spec/1: unknown mesh axis \"mdl\"; the mesh has \"data\" or \"model\" (did you mean \"model\"?)");
+  }
+  SECTION("an axis that does not divide the dim: 8 does not divide 12 heads") {
+    t.plan = R"("plan": { "mesh": [ { "name": "model", "size": 8 } ], "shardings": [ { "weight": "layers.*.attn.q_proj.weight", "spec": [null, "model", null, null] } ] })";
+    CHECK(error_of(t.str()) == "s.json:6:130: at /plan/shardings/0/spec/1: the split over 8 devices does not divide dim \"g\" of operator "
+                               "\"layers.0.attn.q_proj\" (size 12)");
+  }
+  SECTION("two annotations that contradict each other") {
+    t.plan = R"("plan": { )" + mesh + R"(, "shardings": [ { "weight": "layers.*.mlp.fc1.weight", "spec": [null, "model"] }, )" +
+             R"({ "output": "layers.3.mlp.fc1", "spec": [null, null, null] } ] })";
+    CHECK_THAT(error_of(t.str()), Catch::Matchers::StartsWith("s.json:6:") &&
+                                      Catch::Matchers::Contains("at /plan/shardings/1/spec/2: contradicts /plan/shardings/0, which splits dim \"f\" "
+                                                                "of operator \"layers.3.mlp.fc1\" over \"model\", not nothing (replicated)"));
+  }
+  SECTION("a knob beside the mesh") {
+    t.plan = R"("plan": { "tp": 2, )" + mesh + R"( })";
+    CHECK_THAT(error_of(t.str()), Catch::Matchers::Contains("at /plan/tp: tp cannot be set beside \"mesh\""));
+  }
+  SECTION("an annotation of two kinds") {
+    t.plan = R"("plan": { )" + mesh + R"(, "shardings": [ { "weight": "x", "operator": "y", "spec": [] } ] })";
+    CHECK_THAT(error_of(t.str()), Catch::Matchers::Contains("at /plan/shardings/0"));
+  }
+}
