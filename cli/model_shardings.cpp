@@ -116,8 +116,12 @@ void print_shardings(std::ostream& out, const std::string& scenario_file, bool j
   const models::Graph graph = scenarios::build_model(s);
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
   const sim::ShardingView v = sim::view_shardings(graph, plan, s.plan);
-  if (json) print_json(out, v);
-  else print_text(out, v);
+  if (json) {
+    print_json(out, v);
+  } else {
+    print_text(out, v);
+    if (!s.plan.auto_sharding_report.empty()) out << "\n" << s.plan.auto_sharding_report;
+  }
 }
 
 }  // namespace parasim::cli

@@ -238,6 +238,8 @@ strategies::PlanSpec decode_plan(const json& p) {
   if (p.contains("stage_layers")) spec.stage_layers = p["stage_layers"].get<std::vector<std::int64_t>>();
   if (p.contains("mesh"))
     for (const auto& a : p["mesh"]) spec.mesh.push_back({a["name"].get<std::string>(), a["size"].get<std::int64_t>(), a.value("data", false)});
+  spec.auto_sharding = p.value("auto_sharding", spec.auto_sharding);
+  spec.auto_sharding_time_limit_s = p.value("auto_sharding_time_limit_s", spec.auto_sharding_time_limit_s);
   if (p.contains("shardings")) {
     // A spec entry: null (replicated), one axis name, or a list of them (outermost first).
     auto axes = [](const json& e) {

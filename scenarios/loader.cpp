@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "common/format.hpp"
 #include "common/json_document.hpp"
 #include "scenarios/decode.hpp"
 #include "scenarios/data.hpp"
@@ -11,6 +12,7 @@
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
+#include "sim/auto_sharding.hpp"
 #include "sim/cluster.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
@@ -94,6 +96,7 @@ const sim::Profile& profile_of(const Scenario& s, ProfileCache& cache, const Rep
 }
 
 void check_plan_of(const Scenario& s, const Reporter& reporter);
+void apply_auto_sharding(Scenario& s, const sim::Profile& profile);
 
 /// Decodes a structurally valid scenario and checks what the schema cannot: names, the cluster against
 /// the profile, the model, the plan against both.
@@ -120,7 +123,28 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
     replica = replica_scenario(s, 0);
   }
   check_plan_of(replica ? *replica : s, reporter);
+  if (s.plan.auto_sharding) {
+    if (s.local_update || s.federated)
+      throw reporter.error("/plan/auto_sharding", "automatic sharding plans one synchronous step; it does not apply beside local_update or federated");
+    apply_auto_sharding(s, profile);
+  }
   return s;
+}
+
+/// Solves the plan's shardings (sim/auto_sharding.hpp) and writes them into it as annotations.
+void apply_auto_sharding(Scenario& s, const sim::Profile& profile) {
+  const models::Graph graph = build_model(s);
+  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
+  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
+  const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
+  const sim::AutoSharding a = sim::auto_shard(graph, plan, cluster, device, {s.plan.auto_sharding_time_limit_s});
+  s.plan.shardings = a.annotations;
+  s.plan.auto_sharding_outcome = std::string(sim::to_string(a.status));
+  if (a.status == sim::LinearSolution::Status::Feasible) s.plan.auto_sharding_outcome += ", gap " + format_number(a.gap * 100) + "%";
+  std::string report = "auto-sharding: " + a.outcome() + ", the program's estimate " + format_number(a.objective_s) + " s a step\n";
+  for (const auto& c : a.choices)
+    if (c.candidates > 1) report += "  " + c.pattern + (c.operators > 1 ? ", " + std::to_string(c.operators) + " operators" : "") + ": " + c.sharding + "\n";
+  s.plan.auto_sharding_report = std::move(report);
 }
 
 /// Checks what the plan of `s` runs: the model it builds for the plan's batch, the attention kernel,

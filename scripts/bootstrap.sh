@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config git
           libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libvalijson-dev catch2 libcli11-dev
-          libopenblas-dev libopenmpi-dev openmpi-bin libbenchmark-dev libjpeg62-turbo-dev libarchive-dev)
+          libopenblas-dev libopenmpi-dev openmpi-bin libbenchmark-dev libjpeg62-turbo-dev libarchive-dev coinor-libcbc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -251,6 +251,12 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
   if (training.global_batch < 1) return problem("/training/global_batch", "global_batch must be >= 1, found " + str(training.global_batch));
   if (spec.zero < 0 || spec.zero > 3) return problem("/plan/zero", "zero must be 0, 1, 2 or 3, found " + str(spec.zero));
 
+  if (spec.auto_sharding && spec.mesh.empty())
+    return problem("/plan/auto_sharding", "automatic sharding shards the operators over the axes of a \"mesh\"; the plan has none");
+  if (spec.auto_sharding)
+    for (const auto& a : spec.shardings)
+      if (a.pointer != "/plan/auto_sharding")
+        return problem(a.pointer, "annotations cannot be given beside \"auto_sharding\": the integer program finds every operator's sharding");
   if (spec.mesh.empty() && !spec.shardings.empty())
     return problem("/plan/shardings", "sharding annotations name the axes of a \"mesh\"; the plan has none (the knobs' mesh has Megatron's shardings)");
   std::int64_t dp = resolve_dp(spec, devices);
@@ -441,6 +447,7 @@ std::string describe_mesh(const PlanSpec& spec, std::int64_t dp, bool cp_comm) {
     // An annotated plan: its own axes, as named ("mesh data 2 × model 4, pp 2").
     d << "mesh";
     for (std::size_t i = 0; i < spec.mesh.size(); ++i) d << (i == 0 ? " " : " × ") << spec.mesh[i].name << " " << spec.mesh[i].size;
+    if (spec.auto_sharding) d << " (auto-sharded" << (spec.auto_sharding_outcome.empty() ? "" : ": " + spec.auto_sharding_outcome) << ")";
     d << ", pp " << spec.pp;
     return d.str();
   }

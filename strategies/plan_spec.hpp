@@ -99,6 +99,14 @@ struct PlanSpec {
   /// Empty: the knobs build the mesh and Megatron's shardings.
   std::vector<MeshAxisSpec> mesh;
   std::vector<ShardingAnnotation> shardings;
+  /// With `mesh`: every operator's sharding is found by the integer program of sim/auto_sharding.hpp
+  /// (Alpa's intra-operator pass) and written into `shardings` as operator annotations.
+  bool auto_sharding = false;
+  double auto_sharding_time_limit_s = 10;
+  /// Once solved: how ("optimal", or "feasible (time limit), gap 1.2%"), for the plan's description.
+  std::string auto_sharding_outcome;
+  /// Once solved: what it chose, one line per group of alike operators (parasim model --shardings).
+  std::string auto_sharding_report;
   bool operator==(const PlanSpec&) const = default;
 };
 
