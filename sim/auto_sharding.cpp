@@ -59,12 +59,21 @@ bool alike(const Operator& a, const Operator& b) {
 
 bool padded(const Graph& g, const models::Dim& d) { return g.transformer().has_value() && d.name == "v"; }
 
+/// Bounds on the program, so that no mesh or model makes it unboundedly large: the assignments
+/// enumerated for one operator ((splittable dims + 1) ^ axes), and the variables in all.
+constexpr double kMaxAssignments = 4096;
+constexpr double kMaxVariables = 2e6;
+
 /// Every candidate sharding of `o`: each axis on one splittable loop dim or on none.
 std::vector<OpSharding> candidates_of(const Graph& g, const Operator& o, const strategies::DeviceMesh& mesh, const std::vector<int>& axes) {
   if (o.kind == models::OpKind::Input) return {OpSharding{}};
   std::vector<int> dims;  // splittable loop dims
   for (std::size_t k = 0; k < o.dims.size(); ++k)
     if (o.dims[k].splittable && o.dims[k].size > 1) dims.push_back(static_cast<int>(k));
+  if (std::pow(static_cast<double>(dims.size() + 1), static_cast<double>(axes.size())) > kMaxAssignments)
+    throw PlanError("automatic sharding: operator \"" + o.name + "\" has " + std::to_string(dims.size()) + " splittable dims, so " +
+                    std::to_string(dims.size() + 1) + "^" + std::to_string(axes.size()) + " candidate shardings on a mesh of " +
+                    std::to_string(axes.size()) + " axes, more than " + format_number(kMaxAssignments) + "; use a mesh of fewer axes");
   std::vector<OpSharding> out;
   std::vector<int> choice(axes.size(), -1);  // per axis: index into dims, or -1
   for (;;) {
@@ -142,6 +151,18 @@ class Builder {
       }
       lp.rows.push_back(std::move(one));
     }
+    // The program's size before its costs are computed.
+    {
+      double variables = static_cast<double>(lp.cost.size());
+      std::set<std::pair<std::size_t, std::size_t>> seen;
+      for (OpId c = 0; c < g_.op_count(); ++c)
+        for (OpId p : g_.producers(c))
+          if (g_.op(p).kind != models::OpKind::Input && seen.insert({group_of_[p], group_of_[c]}).second)
+            variables += static_cast<double>(groups_[group_of_[p]].candidates.size() * groups_[group_of_[c]].candidates.size());
+      if (variables > kMaxVariables)
+        throw PlanError("automatic sharding: the integer program would have " + format_number(variables) + " variables, more than " +
+                        format_number(kMaxVariables) + "; use a mesh of fewer axes");
+    }
     // Edges, by pair of groups: the cost matrix of one edge × how many edges the pair has.
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>> pairs;
     for (OpId c = 0; c < g_.op_count(); ++c) {
@@ -200,30 +221,106 @@ class Builder {
         memory.value.push_back(node_memory[gi][i]);
       }
     lp.rows.push_back(std::move(memory));
-    // The start: each group's candidate of least memory (if it does not fit, nothing does), its
-    // edges' e at the pairs it picks.
-    lp.start.assign(lp.cost.size(), 0);
-    std::vector<std::size_t> least(groups_.size(), 0);
-    for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-      for (std::size_t i = 1; i < groups_[gi].candidates.size(); ++i)
-        if (node_memory[gi][i] < node_memory[gi][least[gi]]) least[gi] = i;
-      lp.start[static_cast<std::size_t>(G_first_[gi]) + least[gi]] = 1;
-    }
-    for (const auto& [key, first] : pair_first_) {
-      const std::size_t nc = groups_[key.second].candidates.size();
-      lp.start[static_cast<std::size_t>(first) + least[key.first] * nc + least[key.second]] = 1;
-    }
+    const double budget = lp.rows.back().upper;
+
+    // A choice (a candidate per group) as a full solution vector: its s, and its edges' e at the
+    // pairs it picks.
+    auto solution_of = [&](const std::vector<std::size_t>& choice) {
+      std::vector<double> x(lp.cost.size(), 0);
+      for (std::size_t gi = 0; gi < groups_.size(); ++gi) x[static_cast<std::size_t>(G_first_[gi]) + choice[gi]] = 1;
+      for (const auto& [key, first] : pair_first_)
+        x[static_cast<std::size_t>(first) + choice[key.first] * groups_[key.second].candidates.size() + choice[key.second]] = 1;
+      return x;
+    };
+    auto choice_of = [&](const std::vector<double>& x) {
+      std::vector<std::size_t> choice(groups_.size(), 0);
+      for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+        for (std::size_t i = 0; i < groups_[gi].candidates.size(); ++i)
+          if (x[static_cast<std::size_t>(G_first_[gi]) + i] > 0.5) choice[gi] = i;
+      return choice;
+    };
+    auto memory_of = [&](const std::vector<std::size_t>& choice) {
+      double m = 0;
+      for (std::size_t gi = 0; gi < groups_.size(); ++gi) m += node_memory[gi][choice[gi]];
+      return m;
+    };
+    auto objective_of = [&](const std::vector<std::size_t>& choice) {
+      const std::vector<double> x = solution_of(choice);
+      double v = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) v += lp.cost[i] * x[i];
+      return v;
+    };
 
     AutoSharding out;
     const auto start = std::chrono::steady_clock::now();
-    const LinearSolution sol = solve_linear_program(lp, options.time_limit_s);
+    auto left = [&] {
+      return std::max(0.01, options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    };
+    // Each group's candidate of least memory: if that does not fit, nothing does.
+    std::vector<std::size_t> least(groups_.size(), 0);
+    for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+      for (std::size_t i = 1; i < groups_[gi].candidates.size(); ++i)
+        if (node_memory[gi][i] < node_memory[gi][least[gi]]) least[gi] = i;
+    if (memory_of(least) > budget)
+      throw PlanError("automatic sharding: no sharding of the model on the mesh fits the devices' " +
+                      format_number(device_.usable_memory_bytes() / (1 << 30)) + " GiB: the least memory any takes is " +
+                      format_number(memory_of(least) / static_cast<double>(plan_.pp) / (1 << 30)) + " GiB a device");
+    // 1. The program without its memory row: where its optimum fits, it is the optimum.
+    LinearProgram free = lp;
+    free.rows.pop_back();
+    free.start = solution_of(least);
+    LinearSolution sol = solve_linear_program(free, left());
+    std::vector<std::size_t> best = least;
+    bool done = false;
+    if (sol.status == LinearSolution::Status::Optimal && memory_of(choice_of(sol.x)) <= budget) {
+      done = true;
+    } else {
+      // 2. Memory priced instead of bounded (a Lagrangian relaxation): minimise time + λ·memory; the
+      // fitting optimum of least time over a bisection on λ starts the bounded program.
+      if (!sol.x.empty() && memory_of(choice_of(sol.x)) <= budget) best = choice_of(sol.x);
+      const double base = std::max(std::abs(sol.objective), 1.0);
+      auto penalised = [&](double lambda) -> std::optional<std::vector<std::size_t>> {
+        LinearProgram priced = free;
+        for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+          for (std::size_t i = 0; i < groups_[gi].candidates.size(); ++i)
+            priced.cost[static_cast<std::size_t>(G_first_[gi]) + i] += lambda * node_memory[gi][i];
+        priced.start = solution_of(best);
+        const LinearSolution p = solve_linear_program(priced, left());
+        if (p.x.empty()) return std::nullopt;
+        return choice_of(p.x);
+      };
+      auto consider = [&](const std::vector<std::size_t>& c) {
+        if (memory_of(c) <= budget && objective_of(c) < objective_of(best)) best = c;
+        return memory_of(c) <= budget;
+      };
+      double lo = 0, hi = base / budget;
+      for (int i = 0; i < 24 && left() > 0.05; ++i, hi *= 4) {
+        const auto c = penalised(hi);
+        if (c && consider(*c)) break;
+        lo = hi;
+      }
+      for (int i = 0; i < 8 && left() > 0.05; ++i) {
+        const double mid = (lo + hi) / 2;
+        const auto c = penalised(mid);
+        if (c && consider(*c)) hi = mid;
+        else lo = mid;
+      }
+      // 3. The bounded program, from that start, with the time left.
+      lp.start = solution_of(best);
+      sol = solve_linear_program(lp, left());
+      if (sol.x.empty()) {
+        // Nothing better within the limit: the start stands, its gap unknown below the LP bound.
+        sol.x = lp.start;
+        sol.objective = objective_of(best);
+        sol.status = LinearSolution::Status::Feasible;
+      }
+    }
     out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.status = sol.status;
+    if (done) out.status = LinearSolution::Status::Optimal;
     if (sol.status == LinearSolution::Status::Infeasible)
       throw PlanError("automatic sharding: no sharding of the model on the mesh fits the devices' " +
                       format_number(device_.usable_memory_bytes() / (1 << 30)) + " GiB (the integer program is infeasible)");
-    if (sol.status == LinearSolution::Status::NoSolution)
-      throw PlanError("automatic sharding: the solver found no sharding within its " + format_number(options.time_limit_s) + " s limit");
     out.objective_s = sol.objective / kObjectiveScale;
     out.bound_s = sol.bound / kObjectiveScale;
     out.gap = sol.gap();

@@ -159,4 +159,18 @@ TEST_CASE("auto-sharding is deterministic, and refused beside annotations or wit
                  1024, 16, 512, 8,
                  R"({ "mesh": [ { "name": "model", "size": 8 } ], "auto_sharding": true, "shardings": [ { "weight": "layers.*.mlp.fc1.weight", "spec": [null, "model"] } ] })")),
              Contains("at /plan/shardings/0: annotations cannot be given beside \"auto_sharding\""));
+  // A mesh of 3 axes on the 8 devices: a projection's 5 splittable dims (b, s, h, g, d; r, the query
+  // heads per key/value head, is 1) give 6^3 = 216 assignments: allowed.
+  const std::string three = R"({ "mesh": [ { "name": "a", "size": 2 }, { "name": "b", "size": 2 }, { "name": "c", "size": 2 } ], "auto_sharding": true })";
+  CHECK(testing::scenario_error(gpt_layer(1024, 16, 512, 8, three)) == "(no error)");
+}
+
+TEST_CASE("auto-sharding refuses a program past its bounds, saying why", "[auto-sharding]") {
+  // 32 devices as 5 axes of 2: the first projection's 5 splittable dims give 6^5 = 7,776 assignments,
+  // past the bound of 4096 an operator.
+  std::string text = gpt_layer(1024, 16, 512, 32,
+                               R"({ "mesh": [ { "name": "a", "size": 2 }, { "name": "b", "size": 2 }, { "name": "c", "size": 2 }, )"
+                               R"({ "name": "d", "size": 2 }, { "name": "e", "size": 2 } ], "auto_sharding": true })");
+  text.replace(text.find("\"nodes\": 1"), 10, "\"nodes\": 4");
+  CHECK_THROWS_WITH(scenarios::parse_scenario(text, "s.json"), Contains("has 5 splittable dims, so 6^5 candidate shardings on a mesh of 5 axes, more than 4096; use a mesh of fewer axes"));
 }

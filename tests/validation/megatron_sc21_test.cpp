@@ -31,11 +31,12 @@ TEST_CASE("Megatron-LM SC'21 Table 1: predicted TFLOP/s per GPU within 15% on ev
   double worst = 0;
   for (const auto& row : table.root().at("rows")) {
     const std::string model = row.at("model");
-    const std::string file =
-        std::string(PARASIM_SOURCE_DIR) + "/scenarios/validation/megatron-sc21/gpt-" + model.substr(model.find(' ') + 1) + ".json";
-    std::string lower = file;
-    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const validation::Run run = validation::simulate_scenario(scenarios::load_scenario(lower));
+    // The scenario's file name is the row's size in lower case ("1.7B" → gpt-1.7b.json); the checkout's
+    // own path keeps its case.
+    std::string name = "gpt-" + model.substr(model.find(' ') + 1) + ".json";
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string file = std::string(PARASIM_SOURCE_DIR) + "/scenarios/validation/megatron-sc21/" + name;
+    const validation::Run run = validation::simulate_scenario(scenarios::load_scenario(file));
     REQUIRE(run.profile.origin == "built-in datasheet figures");
     const sim::Cluster& cluster = run.cluster;
     const sim::Result& r = run.result;
