@@ -131,6 +131,9 @@ class Builder {
     // s variables and their one-hot rows.
     std::vector<std::vector<double>> node_cost(groups_.size());
     std::vector<std::vector<double>> node_memory(groups_.size());
+    // Per graph layer, per s variable: its weight-gradient reductions and its last backward pass.
+    const std::size_t layers = g_.layers().size();
+    std::vector<std::map<int, double>> layer_reductions(layers), layer_backward(layers);
     for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
       const Group& G = groups_[gi];
       G_first_.push_back(static_cast<int>(lp.cost.size()));
@@ -138,7 +141,12 @@ class Builder {
       node_memory[gi].assign(G.candidates.size(), 0);
       for (std::size_t i = 0; i < G.candidates.size(); ++i) {
         for (OpId op : G.ops) {
-          node_cost[gi][i] += node_seconds(op, G.candidates[i]);
+          const NodeSeconds n = node_seconds(op, G.candidates[i]);
+          node_cost[gi][i] += n.paid;
+          const auto layer = static_cast<std::size_t>(g_.op(op).layer);
+          const int v = G_first_[gi] + static_cast<int>(i);
+          if (n.reductions > 0) layer_reductions[layer][v] += n.reductions;
+          if (n.last_backward > 0) layer_backward[layer][v] += n.last_backward;
           node_memory[gi][i] += memory_bytes(op, G.candidates[i]);
         }
       }
@@ -212,6 +220,34 @@ class Builder {
       for (auto& r : row_sum) lp.rows.push_back(std::move(r));
       for (auto& r : col_sum) lp.rows.push_back(std::move(r));
     }
+    // The weight-gradient reductions run in buckets, in order, as the last micro-batch's backward pass
+    // completes each layer (the lowering's gradient buckets on one stream), from the last layer to the
+    // first: those of layer k and every layer before it start no sooner than layer k's backward ends,
+    // and only the backward of the layers before k runs beside them. So the step pays
+    //   z = max(0, max_k (Σ_{l ≤ k} reductions_l − Σ_{l < k} backward_l)),
+    // linear rows z ≥ … for each layer k holding weights (layers in forward order).
+    z_ = static_cast<int>(lp.cost.size());
+    lp.cost.push_back(kObjectiveScale);
+    lp.binary.push_back(false);
+    lp.upper.assign(lp.cost.size(), 1.0);
+    lp.upper.back() = 1e30;
+    {
+      std::map<int, double> reductions, backward;  // Σ_{l ≤ k} reductions_l and Σ_{l < k} backward_l
+      for (std::size_t k = 0; k < layers; ++k) {
+        for (const auto& [v, r] : layer_reductions[k]) reductions[v] += r;
+        if (!layer_reductions[k].empty()) {
+          std::map<int, double> coeff;
+          for (const auto& [v, r] : reductions) coeff[v] -= r;
+          for (const auto& [v, b] : backward) coeff[v] += b;
+          LinearProgram::Row row{{z_}, {1.0}, 0, 1e300};
+          for (const auto& [v, c] : coeff)
+            if (c != 0) row.index.push_back(v), row.value.push_back(c);
+          exposed_rows_.push_back(coeff);
+          lp.rows.push_back(std::move(row));
+        }
+        for (const auto& [v, b] : layer_backward[k]) backward[v] += b;
+      }
+    }
     LinearProgram::Row memory{{}, {}, -1e300, device_.usable_memory_bytes() * static_cast<double>(plan_.pp)};
     for (std::size_t gi = 0; gi < groups_.size(); ++gi)
       for (std::size_t i = 0; i < groups_[gi].candidates.size(); ++i) {
@@ -230,6 +266,13 @@ class Builder {
       for (std::size_t gi = 0; gi < groups_.size(); ++gi) x[static_cast<std::size_t>(G_first_[gi]) + choice[gi]] = 1;
       for (const auto& [key, first] : pair_first_)
         x[static_cast<std::size_t>(first) + choice[key.first] * groups_[key.second].candidates.size() + choice[key.second]] = 1;
+      double exposed = 0;
+      for (const auto& coeff : exposed_rows_) {
+        double v = 0;
+        for (const auto& [var, c] : coeff) v -= c * x[static_cast<std::size_t>(var)];
+        exposed = std::max(exposed, v);
+      }
+      x[static_cast<std::size_t>(z_)] = exposed;
       return x;
     };
     auto choice_of = [&](const std::vector<double>& x) {
@@ -397,22 +440,33 @@ class Builder {
     return s;
   }
 
-  double node_seconds(OpId op, const OpSharding& sh) {
+  /// One operator's seconds under a candidate: what the step always pays (its kernels for every
+  /// micro-batch, its optimizer pass), its weight gradients' reductions, and the backward kernel time
+  /// of the last micro-batch, under which the reductions run.
+  struct NodeSeconds {
+    double paid = 0, reductions = 0, last_backward = 0;
+  };
+  NodeSeconds node_seconds(OpId op, const OpSharding& sh) {
     const Operator& o = g_.op(op);
-    if (o.kind == models::OpKind::Input) return 0;
+    if (o.kind == models::OpKind::Input) return {};
     const OpWork work = op_work(o, plan_.mesh, sh, plan_.precision, plan_.micro_batches, plan_.expert_imbalance);
     const OpCost c = op_cost(device_, work);
-    double s = (c.fwd_s + c.bwd_s) * static_cast<double>(plan_.micro_batches);
+    NodeSeconds n;
+    n.paid = (c.fwd_s + c.bwd_s) * static_cast<double>(plan_.micro_batches);
+    n.last_backward = c.bwd_s;
     const double grad_bytes = static_cast<double>(models::bytes_of(plan_.grad_dtype));
     const double optimizer_bytes = optimizer_bytes_per_parameter(plan_.optimizer, plan_.precision, plan_.grad_dtype);
     for (const auto& w : o.weights) {
       if (!weight_holder_.count({op, w.name})) continue;
       const double elements = strategies::local_elements(plan_.mesh, sh, o, w.spec);
       const AxisSet axes = weight_grad_partial_axes(o, sh, w);
-      s += collective_seconds(CollectiveKind::AllReduce, axes, elements * grad_bytes);
-      if (device_.memory_bandwidth_bytes_per_s > 0) s += elements * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
+      // Reduced in the implementation's buckets, as the lowering does: at a bucket's rate, without a
+      // latency a weight (a bucket amortises it over its tensors).
+      const double bucket = std::max(plan_.grad_bucket_bytes, 1.0);
+      n.reductions += elements * grad_bytes * collective_seconds(CollectiveKind::AllReduce, axes, bucket) / bucket;
+      if (device_.memory_bandwidth_bytes_per_s > 0) n.paid += elements * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
     }
-    return s;
+    return n;
   }
 
   double memory_bytes(OpId op, const OpSharding& sh) const {
@@ -474,6 +528,8 @@ class Builder {
   std::vector<std::size_t> group_of_;
   std::vector<int> G_first_;
   std::map<std::pair<std::size_t, std::size_t>, int> pair_first_;  ///< each coupled pair's first e variable
+  std::vector<std::map<int, double>> exposed_rows_;  ///< the rows z ≥ −Σ coeff·x (seconds), by variable
+  int z_ = -1;  ///< the variable of the reductions' exposed time
   std::set<std::pair<OpId, std::string>> weight_holder_;
   std::map<std::tuple<CollectiveKind, std::vector<int>, double>, double> collective_cache_;
 };

@@ -14,9 +14,13 @@
 ///    weights are the same are one group, with one 0–1 vector s_G (Σ s_G = 1), as Alpa clusters
 ///    layers; this keeps a 96-layer model's program the size of one layer's;
 ///  - node cost of a candidate: its forward and backward kernel time per micro-batch (sim/cost_model.hpp,
-///    the local shapes) × micro-batches, plus once per step the all-reduce of each weight gradient
-///    that is a partial sum over some axes (sim/collectives.hpp on device 0's group along them) and
-///    the optimizer's pass over the local weights;
+///    the local shapes) × micro-batches, and the optimizer's pass over the local weights;
+///  - weight-gradient reductions: each weight gradient that is a partial sum over some axes is
+///    all-reduced over them once a step, priced at a gradient bucket's rate (sim/collectives.hpp on
+///    device 0's group along them: buckets amortise the latency). They run in order as the last
+///    micro-batch's backward completes each layer, so the step pays
+///    z = max(0, max_k (Σ_{l ≤ k} reductions_l − Σ_{l < k} backward_l)) over the graph's layers k,
+///    one linear row z ≥ … per layer holding weights;
 ///  - edge cost between a producer's candidate i and a consumer's candidate j: the collectives that
 ///    reshard the tensor forward and its gradient backward (sim/work/layout.hpp, the lowering's own
 ///    rule) × micro-batches, divided among the producer's consumers (the lowering reshards a tensor
@@ -24,9 +28,11 @@
 ///    Σ_j e_ij = s_p,i and Σ_i e_ij = s_c,j (Alpa's constraints, exact once s is integral);
 ///  - memory: Σ over candidates of local weights × (weight + gradient + optimizer bytes per
 ///    parameter) + saved activations of one micro-batch ≤ the device's usable memory × pp (an average
-///    over stages).
-/// Communication is charged whole, none of it hidden under compute: the solution is a sharding, and
-/// the simulation then times it with all its overlap.
+///    over stages). Where it binds, the program is first solved without it (its optimum, if it fits,
+///    is the answer), then with memory priced by a multiplier found by bisection, whose best fitting
+///    solution starts CBC on the bounded program.
+/// Reshards are charged whole, none hidden under compute: the solution is a sharding, and the
+/// simulation then times it with all its overlap.
 #include <cstddef>
 #include <string>
 #include <vector>

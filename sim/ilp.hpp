@@ -8,7 +8,7 @@
 namespace parasim::sim {
 
 /// Minimise Σ cost·x subject to lower ≤ Σ row·x ≤ upper for every row; x[i] binary where `binary[i]`,
-/// else continuous in [0, 1].
+/// else continuous in [0, upper[i]] (upper empty: 1 for every variable).
 struct LinearProgram {
   struct Row {
     std::vector<int> index;
@@ -18,6 +18,7 @@ struct LinearProgram {
   };
   std::vector<double> cost;
   std::vector<bool> binary;
+  std::vector<double> upper;
   std::vector<Row> rows;
   /// A feasible solution to start from (empty: none), so that a time limit always has one to return.
   std::vector<double> start;

@@ -32,6 +32,7 @@ bool solve(const LinearProgram& lp, double seconds, LinearSolution& out, std::st
     start.push_back(static_cast<CoinBigIndex>(index.size()));
   }
   std::vector<double> col_lower(static_cast<std::size_t>(n), 0.0), col_upper(static_cast<std::size_t>(n), 1.0);
+  if (lp.upper.size() == static_cast<std::size_t>(n)) col_upper = lp.upper;
   std::vector<double> row_lower, row_upper;
   for (const auto& r : lp.rows) row_lower.push_back(r.lower), row_upper.push_back(r.upper);
   Cbc_loadProblem(m, n, static_cast<int>(lp.rows.size()), start.data(), index.data(), value.data(), col_lower.data(), col_upper.data(),
