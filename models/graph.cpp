@@ -375,7 +375,7 @@ double Graph::layer_saved_activation_bytes(std::int32_t layer) const {
 }
 
 bool Graph::operator==(const Graph& other) const {
-  if (name_ != other.name_ || batch_ != other.batch_ || transformer_ != other.transformer_ || layers_ != other.layers_ ||
+  if (name_ != other.name_ || batch_ != other.batch_ || transformer_ != other.transformer_ || annotations_ != other.annotations_ || layers_ != other.layers_ ||
       op_count() != other.op_count())
     return false;
   for (OpId id = 0; id < op_count(); ++id)

@@ -13,6 +13,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include "models/operator.hpp"
+#include "models/sharding_annotation.hpp"
 
 namespace parasim::models {
 
@@ -118,12 +119,16 @@ class Graph {
   void set_name(std::string name) { name_ = std::move(name); }
   void set_batch(std::int64_t batch) { batch_ = batch; }
   void set_transformer(TransformerShape t) { transformer_ = t; }
+  /// Sharding annotations the model carries (a graph file's "shardings"): a plan naming a mesh
+  /// applies them before its own (strategies/propagation.hpp); the knobs' plans do not use them.
+  void set_annotations(std::vector<ShardingAnnotation> a) { annotations_ = std::move(a); }
 
   // ---- reading --------------------------------------------------------------------------------
   [[nodiscard]] const std::string& name() const { return name_; }
   /// Samples per batch the graph was built for (the size of its batch dim).
   [[nodiscard]] std::int64_t batch() const { return batch_; }
   [[nodiscard]] const std::optional<TransformerShape>& transformer() const { return transformer_; }
+  [[nodiscard]] const std::vector<ShardingAnnotation>& annotations() const { return annotations_; }
   [[nodiscard]] std::size_t op_count() const { return boost::num_vertices(g_); }
   [[nodiscard]] std::size_t edge_count() const { return boost::num_edges(g_); }
   [[nodiscard]] const Operator& op(OpId id) const { return g_[id]; }
@@ -175,6 +180,7 @@ class Graph {
   std::string name_;
   std::int64_t batch_ = 1;
   std::optional<TransformerShape> transformer_;
+  std::vector<ShardingAnnotation> annotations_;
   std::vector<Layer> layers_;
   Storage g_;
 };

@@ -257,6 +257,62 @@ TransformerShape read_transformer(ObjectReader r) {
   return t;
 }
 
+/// A sharding annotation's axes: null (replicated), one axis name, or a list of names.
+std::vector<std::string> read_axes(const JsonDocument& doc, const std::string& pointer) {
+  const auto& v = value_at(doc, pointer);
+  if (v.is_null()) return {};
+  if (v.is_string()) return {read_string(doc, pointer)};
+  if (!v.is_array()) throw doc.error_at(pointer, "found " + describe_json_value(v) + ", expected null, a mesh axis name or a list of them");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(read_string(doc, json_pointer_append(pointer, i)));
+  return out;
+}
+
+/// One of "shardings": exactly one of "weight", "output", "operator", as a scenario's plan writes them
+/// (scenarios/README.md, "Sharding annotations").
+ShardingAnnotation read_annotation(const JsonDocument& doc, const std::string& pointer) {
+  ObjectReader r(doc, pointer);
+  ShardingAnnotation a;
+  a.pointer = pointer;
+  a.file = doc.file();
+  int targets = 0;
+  for (const auto& [key, target] : {std::pair{"weight", AnnotationTarget::Weight}, {"output", AnnotationTarget::Output}, {"operator", AnnotationTarget::Operator}})
+    if (r.has(key)) {
+      ++targets;
+      a.target = target;
+      a.pattern = r.string(key);
+    }
+  if (targets != 1) throw doc.error_at(pointer, "a sharding annotation names exactly one of \"weight\", \"output\" or \"operator\"");
+  if (a.target == AnnotationTarget::Operator) {
+    r.required("dims");
+    const auto& dims = value_at(doc, r.pointer_of("dims"));
+    if (!dims.is_object() || dims.empty()) throw doc.error_at(r.pointer_of("dims"), "found " + describe_json_value(dims) + ", expected an object of dims and their axes");
+    for (const auto& item : dims.items()) a.dims.emplace_back(item.key(), read_axes(doc, json_pointer_append(r.pointer_of("dims"), item.key())));
+  } else {
+    for (const auto& p : r.array("spec")) a.spec.push_back(read_axes(doc, p));
+    if (a.target == AnnotationTarget::Output && r.optional("partial")) a.partial = read_axes(doc, r.pointer_of("partial"));
+  }
+  r.finish();
+  return a;
+}
+
+ojson annotation_to_json(const ShardingAnnotation& a) {
+  auto axes = [](const std::vector<std::string>& v) { return v.empty() ? ojson(nullptr) : v.size() == 1 ? ojson(v[0]) : ojson(v); };
+  ojson j;
+  j[std::string(to_string(a.target))] = a.pattern;
+  if (a.target == AnnotationTarget::Operator) {
+    ojson dims = ojson::object();
+    for (const auto& [d, v] : a.dims) dims[d] = axes(v);
+    j["dims"] = std::move(dims);
+  } else {
+    ojson spec = ojson::array();
+    for (const auto& v : a.spec) spec.push_back(axes(v));
+    j["spec"] = std::move(spec);
+    if (!a.partial.empty()) j["partial"] = axes(a.partial);
+  }
+  return j;
+}
+
 }  // namespace
 
 ojson to_json(const Graph& g) {
@@ -298,6 +354,11 @@ ojson to_json(const Graph& g) {
   for (const auto& [from, to, slot] : g.edges())
     edges.push_back(ojson{{"producer", g.op(from).name}, {"consumer", g.op(to).name}, {"slot", slot}});
   j["edges"] = std::move(edges);
+  if (!g.annotations().empty()) {
+    ojson shardings = ojson::array();
+    for (const auto& a : g.annotations()) shardings.push_back(annotation_to_json(a));
+    j["shardings"] = std::move(shardings);
+  }
   return j;
 }
 
@@ -367,6 +428,11 @@ Graph graph_from_json(const JsonDocument& doc, const std::string& pointer) {
     e.finish();
     g.connect(from, to, slot);
     edge_pointers[{from, to, slot}] = p;
+  }
+  if (r.optional("shardings")) {
+    std::vector<ShardingAnnotation> annotations;
+    for (const auto& p : r.array("shardings")) annotations.push_back(read_annotation(doc, p));
+    g.set_annotations(std::move(annotations));
   }
   r.finish();
 

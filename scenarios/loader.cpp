@@ -172,8 +172,11 @@ void check_plan_of(const Scenario& s, const Reporter& reporter) {
                              n + "; found " + std::to_string(s.training.micro_batch) + " × " + std::to_string(dp) + " = " +
                              std::to_string(s.training.micro_batch * dp));
   }
-  if (auto problem = strategies::check_plan(graph, s.training, s.plan, devices))
+  if (auto problem = strategies::check_plan(graph, s.training, s.plan, devices)) {
+    // A graph file's own annotation is located in that file.
+    if (!problem->file.empty()) throw JsonDocument::read_file(problem->file).error_at(problem->pointer, problem->message);
     throw reporter.error(problem->pointer, problem->message);
+  }
 }
 
 /// The set entries of what-if `index`, in file order, each checked to name a settable field.

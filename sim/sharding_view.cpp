@@ -26,9 +26,12 @@ TensorView tensor_view(const strategies::DeviceMesh& mesh, const std::vector<std
   return t;
 }
 
-std::string origin_text(const models::Graph& g, const strategies::PlanSpec& spec, const DimOrigin& o) {
+std::string origin_text(const models::Graph& g, const std::vector<strategies::ShardingAnnotation>& annotations, const DimOrigin& o) {
   switch (o.kind) {
-    case DimOrigin::Kind::Annotation: return "annotation " + spec.shardings[static_cast<std::size_t>(o.from)].pointer;
+    case DimOrigin::Kind::Annotation: {
+      const auto& a = annotations[static_cast<std::size_t>(o.from)];
+      return "annotation " + (a.file.empty() ? "" : a.file + " ") + a.pointer;
+    }
     case DimOrigin::Kind::Data: return "data axis";
     case DimOrigin::Kind::Forward: return "forward from " + g.op(static_cast<OpId>(o.from)).name;
     case DimOrigin::Kind::Backward: return "backward from " + g.op(static_cast<OpId>(o.from)).name;
@@ -52,9 +55,11 @@ ShardingView view_shardings(const models::Graph& g, const strategies::Plan& plan
   v.annotated = plan.annotated;
   for (const auto& a : plan.mesh.axes) v.mesh.emplace_back(a.name, a.size);
   std::vector<std::vector<DimOrigin>> origins;
+  std::vector<strategies::ShardingAnnotation> annotations;
   if (plan.annotated) {
     const int data_axis = plan.dp_axis;
-    origins = strategies::propagate_shardings(g, plan.mesh, data_axis, spec.shardings).propagation.origin;
+    annotations = strategies::plan_annotations(g, spec);
+    origins = strategies::propagate_shardings(g, plan.mesh, data_axis, annotations).propagation.origin;
   }
   for (OpId op : g.topological_order()) {
     const Operator& o = g.op(op);
@@ -65,7 +70,7 @@ ShardingView view_shardings(const models::Graph& g, const strategies::Plan& plan
     for (std::size_t k = 0; k < o.dims.size(); ++k) {
       const auto& axes = sh.axes_of(o.dims[k].name);
       ov.dims.emplace_back(o.dims[k].name, axis_names(plan.mesh, axes));
-      if (plan.annotated) ov.origin.push_back(origin_text(g, spec, origins[op][k]));
+      if (plan.annotated) ov.origin.push_back(origin_text(g, annotations, origins[op][k]));
       else ov.origin.push_back(axes.empty() ? "replicated" : "the plan's knobs (Megatron's sharding)");
     }
     ov.output = tensor_view(plan.mesh, o.output.dims, output_layout(o, sh), "");

@@ -375,7 +375,7 @@ std::optional<PlanProblem> check_plan(const models::Graph& g, const TrainingSpec
 
   if (!spec.mesh.empty()) {
     const MeshLayout layout = build_user_mesh(spec);
-    return propagate_shardings(g, layout.mesh, layout.dp, spec.shardings).problem;
+    return propagate_shardings(g, layout.mesh, layout.dp, plan_annotations(g, spec)).problem;
   }
   const MeshLayout layout = build_mesh(spec, dp);
   const auto sharding = assign_sharding(g, spec, layout);
@@ -404,7 +404,7 @@ Plan make_plan(const models::Graph& g, const TrainingSpec& training, const PlanS
   plan.ep_axis = layout.ep;
   plan.cp_axis = layout.cp;
   plan.annotated = !spec.mesh.empty();
-  plan.sharding = plan.annotated ? propagate_shardings(g, layout.mesh, layout.dp, spec.shardings).propagation.sharding
+  plan.sharding = plan.annotated ? propagate_shardings(g, layout.mesh, layout.dp, plan_annotations(g, spec)).propagation.sharding
                                  : assign_sharding(g, spec, layout);
   plan.pp = spec.pp;
   plan.virtual_stages = spec.virtual_stages;

@@ -134,6 +134,8 @@ struct PlanSpec {
 struct PlanProblem {
   std::string pointer;
   std::string message;
+  /// The file the pointer is in, where it is not the scenario (a graph file's annotations).
+  std::string file;
 };
 
 }  // namespace parasim::strategies

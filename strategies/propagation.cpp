@@ -45,7 +45,10 @@ class Propagator {
 
   std::optional<PlanProblem> annotate() {
     for (std::size_t i = 0; i < annotations_.size(); ++i)
-      if (auto p = apply(i)) return p;
+      if (auto p = apply(i)) {
+        p->file = annotations_[i].file;
+        return p;
+      }
     return std::nullopt;
   }
 
@@ -200,7 +203,8 @@ class Propagator {
     if (slot) {
       if (*slot == axes) return std::nullopt;
       const std::int64_t earlier = origin_[op][static_cast<std::size_t>(k)].from;
-      return PlanProblem{at, "contradicts " + annotations_[static_cast<std::size_t>(earlier)].pointer + ", which splits " + where + " over " +
+      const ShardingAnnotation& first = annotations_[static_cast<std::size_t>(earlier)];
+      return PlanProblem{at, "contradicts " + (first.file.empty() ? "" : first.file + " at ") + first.pointer + ", which splits " + where + " over " +
                                  axes_text(*slot) + ", not " + axes_text(axes)};
     }
     for (std::size_t j = 0; j < o.dims.size(); ++j) {
@@ -294,34 +298,11 @@ class Propagator {
 
 }  // namespace
 
-std::string_view to_string(AnnotationTarget t) {
-  switch (t) {
-    case AnnotationTarget::Weight: return "weight";
-    case AnnotationTarget::Output: return "output";
-    case AnnotationTarget::Operator: return "operator";
-  }
-  return "weight";
-}
-
-bool name_matches(std::string_view pattern, std::string_view name) {
-  // Iterative glob with one backtrack point: the last `*` seen.
-  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (p < pattern.size() && pattern[p] == name[n]) {
-      ++p;
-      ++n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+std::vector<ShardingAnnotation> plan_annotations(const Graph& g, const PlanSpec& spec) {
+  if (spec.auto_sharding) return spec.shardings;
+  std::vector<ShardingAnnotation> all = g.annotations();
+  all.insert(all.end(), spec.shardings.begin(), spec.shardings.end());
+  return all;
 }
 
 PropagationResult propagate_shardings(const Graph& g, const DeviceMesh& mesh, int data_axis, const std::vector<ShardingAnnotation>& annotations) {

@@ -51,6 +51,10 @@ struct PropagationResult {
   std::optional<PlanProblem> problem;  ///< the first faulty annotation, at its pointer
 };
 
+/// The annotations a plan with a mesh applies, in priority order: the graph's own (a graph file's
+/// "shardings"), then the plan's. An automatically sharded plan applies its solution alone.
+[[nodiscard]] std::vector<ShardingAnnotation> plan_annotations(const models::Graph& g, const PlanSpec& spec);
+
 /// Propagates `annotations` over `g` on `mesh` (axes of the Pipeline role cannot split a tensor).
 /// `data_axis`: the mesh's data axis, or -1.
 [[nodiscard]] PropagationResult propagate_shardings(const models::Graph& g, const DeviceMesh& mesh, int data_axis,

@@ -743,3 +743,42 @@ TEST_CASE("scenario errors: sharding annotations, at the field of the scenario",
     CHECK_THAT(error_of(t.str()), Catch::Matchers::Contains("at /plan/shardings/0"));
   }
 }
+
+TEST_CASE("a graph file's sharding annotations apply under a plan's mesh, and their faults are the file's", "[scenarios]") {
+  // The MNIST MLP (784 → 512 → 512 → 10, batch 8) whose file annotates fc.0's weight by columns and
+  // fc.1's by rows over "model" (tests/data/scenarios/models/mlp-mnist-annotated.json).
+  auto text = [](const std::string& graph, const std::string& plan) {
+    return R"({ "name": "g", "model": { "graph": "models/)" + graph + R"(" },
+  "training": { "global_batch": 8, "micro_batch": 8, "precision": "fp32" }, "cluster": { "device": "a100-80gb", "devices_per_node": 2 },
+  "plan": )" + plan + " }";
+  };
+  const std::string mesh = R"({ "mesh": [ { "name": "model", "size": 2 } ] })";
+  const Scenario s = parse_scenario(text("mlp-mnist-annotated.json", mesh), kData + "/inline.json");
+  const parasim::models::Graph g = parasim::scenarios::build_model(s);
+  REQUIRE(g.annotations().size() == 2);
+  CHECK(g.annotations()[1].pointer == "/shardings/1");
+  const parasim::strategies::Plan plan = parasim::strategies::make_plan(g, s.training, s.plan, 2);
+  // Megatron's pair: fc.0 splits its output o (column), fc.1 its contraction i (row), the ReLU
+  // between takes o forward; fc.2 is whole. Mesh axes: pp (0), model (1).
+  auto axes_of = [&](const std::string& op, const std::string& dim) {
+    for (parasim::models::OpId id = 0; id < g.op_count(); ++id)
+      if (g.op(id).name == op) return plan.sharding[id].axes_of(dim);
+    FAIL("no operator " << op);
+    return std::vector<int>{};
+  };
+  CHECK(axes_of("fc.0", "o") == std::vector<int>{1});
+  CHECK(axes_of("fc.0.relu", "o") == std::vector<int>{1});
+  CHECK(axes_of("fc.1", "i") == std::vector<int>{1});
+  CHECK(axes_of("fc.2", "i").empty());
+  // The knobs' plans leave the file's annotations unused: data parallel 2, micro-batches of 4.
+  std::string dp = text("mlp-mnist-annotated.json", R"({ "dp": 2 })");
+  dp.replace(dp.find("\"micro_batch\": 8"), 16, "\"micro_batch\": 4");
+  const Scenario knobs = parse_scenario(dp, kData + "/inline.json");
+  const parasim::strategies::Plan knob_plan = parasim::strategies::make_plan(parasim::scenarios::build_model(knobs), knobs.training, knobs.plan, 2);
+  CHECK(knob_plan.sharding[1].axes_of("o").empty());  // fc.0's width, whole
+  CHECK_FALSE(knob_plan.sharding[1].axes_of("b").empty());
+  // A fault in the file's annotation is located in the file.
+  CHECK_THROWS_WITH(parse_scenario(text("mlp-mnist-bad-annotation.json", mesh), kData + "/inline.json"),
+                    Catch::Matchers::StartsWith(kData + "/models/mlp-mnist-bad-annotation.json:") &&
+                        Catch::Matchers::Contains("at /shardings/1/spec/0: unknown mesh axis \"modle\"; the mesh has \"model\""));
+}
