@@ -34,6 +34,53 @@ namespace {
 
 namespace search = strategies::search;
 
+/// The automatic sharding's plans for `parasim search` (search.auto_sharding): for each node count of
+/// the space, the scenario's cluster with that many nodes as a mesh of nodes × devices per node (one
+/// axis where either is 1), one pipeline stage, the fewest micro-batches whose sharding fits (the
+/// global batch halved until it does); each solved (sim/auto_sharding.hpp) into its annotations. A
+/// node count where nothing fits is said on stderr and left out.
+std::vector<search::Candidate> auto_sharded_candidates(const scenarios::Scenario& base, const sim::Profile& profile,
+                                                       const scenarios::SearchSpec& spec, bool say) {
+  std::vector<search::Candidate> out;
+  std::vector<std::int64_t> nodes = spec.space.nodes;
+  if (nodes.empty()) nodes = {base.cluster.nodes};
+  for (const std::int64_t n : nodes) {
+    scenarios::Scenario s = base;
+    s.cluster.nodes = n;
+    const std::int64_t per_node = s.cluster.devices_per_node;
+    strategies::PlanSpec plan;
+    if (n > 1) plan.mesh.push_back({"node", n, false});
+    if (per_node > 1 || n == 1) plan.mesh.push_back({"gpu", per_node, false});
+    plan.auto_sharding = true;
+    plan.implementation = base.plan.implementation;
+    plan.grad_bucket_mb = base.plan.grad_bucket_mb;
+    plan.overlap_grad_reduce = base.plan.overlap_grad_reduce;
+    plan.grad_accumulation = base.plan.grad_accumulation;
+    s.plan = plan;
+    std::string why;
+    for (std::int64_t m = 1; m <= s.training.global_batch && s.training.global_batch % m == 0; m *= 2) {
+      s.training.micro_batch = s.training.global_batch / m;
+      try {
+        scenarios::solve_auto_sharding(s, profile);
+      } catch (const PlanError& e) {
+        why = e.what();
+        continue;
+      }
+      search::Candidate c;
+      c.nodes = n;
+      c.devices = s.cluster.device_count();
+      c.training = s.training;
+      c.plan = s.plan;
+      out.push_back(std::move(c));
+      why.clear();
+      break;
+    }
+    if (!why.empty() && say) std::cerr << "parasim search: no automatic sharding on " << n << " node" << (n == 1 ? "" : "s") << ": " << why << "\n";
+  }
+  return out;
+}
+
+
 struct SearchArgs {
   std::string scenario;
   std::string out;
@@ -190,12 +237,14 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   reference.devices = base.cluster.device_count();
   reference.training = base.training;
   reference.plan = base.plan;
-  reference.plan.dp = strategies::resolve_dp(base.plan, reference.devices);
+  // A plan on a named mesh keeps dp 0: its data axis says it.
+  if (base.plan.mesh.empty()) reference.plan.dp = strategies::resolve_dp(base.plan, reference.devices);
   if (reference.plan.fsdp) {
     reference.plan.fsdp = false;  // the same plan as ZeRO-3, which is how the search names it
     reference.plan.zero = 3;
   }
   problem.reference = reference;
+  if (spec.auto_sharding) problem.extra = auto_sharded_candidates(base, profile, spec, root && !args.quiet);
 
   std::optional<Progress> progress;
   if (root && !args.quiet) progress.emplace(std::cerr, stderr_is_terminal());
@@ -223,7 +272,7 @@ int run_search_command(const SearchArgs& args, std::ostream& out) {
   // report.html (reports/html_search.hpp): the ranked plans, their breakdown and memory, the Pareto
   // front, and the best plan simulated once more for its pipeline timeline and comparison column.
   const search::RankedPlan& best = outcome.plans.front();
-  const models::Graph best_graph = problem.build_graph(best.candidate.training.micro_batch * best.candidate.plan.dp);
+  const models::Graph best_graph = problem.build_graph(best.candidate.batch());
   sim::LowerOptions lower_options;
   lower_options.replicate_data_parallel = true;
   lower_options.input = evaluator.input_pipeline();

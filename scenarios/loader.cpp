@@ -96,7 +96,6 @@ const sim::Profile& profile_of(const Scenario& s, ProfileCache& cache, const Rep
 }
 
 void check_plan_of(const Scenario& s, const Reporter& reporter);
-void apply_auto_sharding(Scenario& s, const sim::Profile& profile);
 
 /// Decodes a structurally valid scenario and checks what the schema cannot: names, the cluster against
 /// the profile, the model, the plan against both.
@@ -126,26 +125,11 @@ Scenario decode_and_check(const json& root, const std::string& file, const Repor
   if (s.plan.auto_sharding) {
     if (s.local_update || s.federated)
       throw reporter.error("/plan/auto_sharding", "automatic sharding plans one synchronous step; it does not apply beside local_update or federated");
-    apply_auto_sharding(s, profile);
+    solve_auto_sharding(s, profile);
   }
   return s;
 }
 
-/// Solves the plan's shardings (sim/auto_sharding.hpp) and writes them into it as annotations.
-void apply_auto_sharding(Scenario& s, const sim::Profile& profile) {
-  const models::Graph graph = build_model(s);
-  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
-  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
-  const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
-  const sim::AutoSharding a = sim::auto_shard(graph, plan, cluster, device, {s.plan.auto_sharding_time_limit_s});
-  s.plan.shardings = a.annotations;
-  s.plan.auto_sharding_outcome = std::string(sim::to_string(a.status));
-  if (a.status == sim::LinearSolution::Status::Feasible) s.plan.auto_sharding_outcome += ", gap " + format_number(a.gap * 100) + "%";
-  std::string report = "auto-sharding: " + a.outcome() + ", the program's estimate " + format_number(a.objective_s) + " s a step\n";
-  for (const auto& c : a.choices)
-    if (c.candidates > 1) report += "  " + c.pattern + (c.operators > 1 ? ", " + std::to_string(c.operators) + " operators" : "") + ": " + c.sharding + "\n";
-  s.plan.auto_sharding_report = std::move(report);
-}
 
 /// Checks what the plan of `s` runs: the model it builds for the plan's batch, the attention kernel,
 /// a graph file's fixed batch, and the plan against the model and the devices.
@@ -292,6 +276,21 @@ sim::Profile scenario_profile(const Scenario& s) {
 
 models::Graph build_model(const Scenario& s) {
   return build_model_graph(s.model, s.training.micro_batch * strategies::resolve_dp(s.plan, s.cluster.device_count()), s.file);
+}
+
+void solve_auto_sharding(Scenario& s, const sim::Profile& profile) {
+  const models::Graph graph = build_model(s);
+  const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
+  const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
+  const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
+  const sim::AutoSharding a = sim::auto_shard(graph, plan, cluster, device, {s.plan.auto_sharding_time_limit_s});
+  s.plan.shardings = a.annotations;
+  s.plan.auto_sharding_outcome = std::string(sim::to_string(a.status));
+  if (a.status == sim::LinearSolution::Status::Feasible) s.plan.auto_sharding_outcome += ", gap " + format_number(a.gap * 100) + "%";
+  std::string report = "auto-sharding: " + a.outcome() + ", the program's estimate " + format_number(a.objective_s) + " s a step\n";
+  for (const auto& c : a.choices)
+    if (c.candidates > 1) report += "  " + c.pattern + (c.operators > 1 ? ", " + std::to_string(c.operators) + " operators" : "") + ": " + c.sharding + "\n";
+  s.plan.auto_sharding_report = std::move(report);
 }
 
 }  // namespace parasim::scenarios

@@ -42,4 +42,10 @@ namespace parasim::scenarios {
 /// from the loader, which has built it once already.
 [[nodiscard]] models::Graph build_model(const Scenario& s);
 
+/// Solves the sharding of `s`'s plan (plan.auto_sharding on a mesh; sim/auto_sharding.hpp) on its
+/// cluster with `profile`, and writes the solution into the plan as annotations, with its outcome and
+/// report. The loader calls it for a scenario that asks; the search, for the plans it adds. Throws
+/// PlanError when no sharding fits.
+void solve_auto_sharding(Scenario& s, const sim::Profile& profile);
+
 }  // namespace parasim::scenarios

@@ -48,6 +48,7 @@ SearchSpec decode_search_spec(const JsonDocument& doc, const Scenario& base, con
   spec.objective = *objective;
   spec.simulate_top = s.value("simulate_top", spec.simulate_top);
   spec.refine_top = s.value("refine_top", spec.refine_top);
+  spec.auto_sharding = s.value("auto_sharding", spec.auto_sharding);
   auto& space = spec.space;
   space.nodes = list_of<std::int64_t>(s, "nodes");
   space.tp = list_of<std::int64_t>(s, "tp");

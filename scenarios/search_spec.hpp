@@ -21,6 +21,9 @@ struct SearchSpec {
   std::int64_t refine_top = 4;
   double price_per_device_hour = 0;  ///< 0 when the scenario names no price
   bool has_price = false;
+  /// Rank beside the space's plans the automatic sharding's (sim/auto_sharding.hpp) on each node
+  /// count's mesh of nodes × devices per node, one pipeline stage.
+  bool auto_sharding = false;
   bool operator==(const SearchSpec&) const = default;
 };
 

@@ -7,16 +7,27 @@
 
 namespace parasim::strategies::search {
 
+std::int64_t Candidate::data_parallel() const { return plan.mesh.empty() ? plan.dp : resolve_dp(plan, devices); }
+
 std::int64_t Candidate::micro_batches() const {
-  const std::int64_t per_round = training.micro_batch * plan.dp;
+  const std::int64_t per_round = batch();
   return per_round > 0 ? training.global_batch / per_round : 0;
 }
+
+namespace {
+/// A named mesh's axis sizes, outermost first (empty for the knobs' plans).
+std::vector<std::int64_t> mesh_sizes(const Candidate& c) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& a : c.plan.mesh) sizes.push_back(a.size);
+  return sizes;
+}
+}  // namespace
 
 bool key_less(const Candidate& a, const Candidate& b) {
   const auto key = [](const Candidate& c) {
     return std::make_tuple(c.devices, c.plan.tp, c.plan.cp, c.plan.pp, c.plan.dp, c.plan.ep, c.training.micro_batch, static_cast<int>(c.plan.schedule),
                            c.plan.virtual_stages, c.plan.zero, static_cast<int>(c.plan.recompute), c.plan.sequence_parallel,
-                           std::cref(c.plan.stage_layers), std::cref(c.stage_uses));
+                           std::cref(c.plan.stage_layers), std::cref(c.stage_uses), mesh_sizes(c));
   };
   return key(a) < key(b);
 }
@@ -24,7 +35,7 @@ bool key_less(const Candidate& a, const Candidate& b) {
 std::string describe(const Candidate& c) {
   const PlanSpec& s = c.plan;
   std::ostringstream d;
-  d << describe_plan(s, c.training, s.dp, c.micro_batches());
+  d << describe_plan(s, c.training, c.data_parallel(), c.micro_batches());
   if (!c.stage_uses.empty()) {
     d << "; stages ";
     for (std::size_t i = 0; i < s.stage_layers.size(); ++i) d << (i ? "+" : "") << s.stage_layers[i];

@@ -24,6 +24,10 @@ struct Candidate {
 
   /// Micro-batches per data-parallel replica per step: global_batch / (micro_batch × dp).
   [[nodiscard]] std::int64_t micro_batches() const;
+  /// The data-parallel degree: plan.dp, or for a plan on a named mesh (dp 0) its data axis's size.
+  [[nodiscard]] std::int64_t data_parallel() const;
+  /// Samples of one micro-batch round, the graph's batch: micro_batch × data_parallel().
+  [[nodiscard]] std::int64_t batch() const { return training.micro_batch * data_parallel(); }
 };
 
 /// A strict weak order over every knob, used to break ties: devices, tp, cp, pp, dp, ep, micro_batch,

@@ -39,6 +39,7 @@ struct RankedPlan {
   std::optional<Evaluation> refined;    ///< by the second backend
   bool pareto = false;               ///< on the front of step time × peak memory × devices
   bool reference = false;            ///< the scenario's own plan
+  bool extra = false;                ///< from SearchProblem::extra (always simulated)
 
   [[nodiscard]] Fidelity ranked_by() const;
   /// The figures ranked_by() names; a refined figure ranks only among refined ones (see rank_plans).

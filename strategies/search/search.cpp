@@ -59,7 +59,7 @@ class GraphCache {
   std::map<std::int64_t, std::optional<models::Graph>> graphs_;
 };
 
-std::int64_t batch_of(const Candidate& c) { return c.training.micro_batch * c.plan.dp; }
+std::int64_t batch_of(const Candidate& c) { return c.batch(); }
 
 /// The stage sizes of a plan's chunk assignment (v = 1: one chunk per stage).
 std::vector<std::int64_t> stage_sizes(const Plan& p) {
@@ -155,7 +155,9 @@ GroupRecord check_and_estimate(const CandidateGroup& g, const GraphCache& graphs
       out.buffers_bytes = sm.memory.buffers_bytes;
     }
     out.fits = peak <= usable_bytes ? 1 : 0;
-    if (out.fits) out.estimate = evaluator.estimate(c, *graph, plan);
+    // A plan on a named mesh has its own shardings, which the closed form (the knobs' probes) does
+    // not price: its estimate is its simulation.
+    if (out.fits) out.estimate = c.plan.mesh.empty() ? evaluator.estimate(c, *graph, plan) : evaluator.simulate(c, *graph, plan);
   }
   return rec;
 }
@@ -216,6 +218,14 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
       reference_at = {{groups.size() - 1, 0}};
     }
   }
+  std::set<std::size_t> extra_groups;
+  for (const Candidate& e : problem.extra) {
+    CandidateGroup g;
+    g.base = e;
+    g.variants.push_back({e.plan.zero, e.plan.recompute});
+    groups.push_back(std::move(g));
+    extra_groups.insert(groups.size() - 1);
+  }
   for (const auto& g : groups) {
     outcome.candidates += static_cast<std::int64_t>(g.variants.size());
     (void)graphs.get(batch_of(g.base));
@@ -261,6 +271,7 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
       p.memory_capacity_bytes = problem.usable_memory_bytes;
       p.estimate = r.estimate;
       p.reference = is_reference;
+      p.extra = extra_groups.count(g) > 0;
       plans.push_back(std::move(p));
     }
   }
@@ -290,9 +301,10 @@ SearchOutcome run_search(const SearchProblem& problem, const SearchOptions& opti
   outcome.simulated_top = static_cast<std::int64_t>(std::min(top, plans.size()));
   outcome.simulated_front = static_cast<std::int64_t>(extra);
   for (std::size_t i = 0; i < plans.size(); ++i)
-    if (plans[i].reference && i >= top && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) {
+    if ((plans[i].reference || plans[i].extra) && i >= top && std::find(chosen.begin(), chosen.end(), i) == chosen.end()) {
       chosen.push_back(i);
-      outcome.simulated_reference = 1;
+      if (plans[i].reference) outcome.simulated_reference = 1;
+      else ++outcome.simulated_extra;
     }
   std::sort(chosen.begin(), chosen.end());
   std::vector<Evaluation> simulated;

@@ -40,6 +40,10 @@ struct SearchProblem {
   /// The scenario's own plan, always simulated and ranked (when valid and fitting) so the output can
   /// say where it stands.
   std::optional<Candidate> reference;
+  /// Plans found outside the space (the automatic sharding's, on a named mesh), each always
+  /// simulated and ranked beside the space's. Their estimate is their simulation: the closed form
+  /// prices the knobs' shardings.
+  std::vector<Candidate> extra;
 };
 
 struct SearchOptions {
@@ -81,6 +85,7 @@ struct SearchOutcome {
   std::int64_t simulated_top = 0;        ///< the best by estimate (simulate_top, or fewer plans)
   std::int64_t simulated_front = 0;      ///< more from the estimates' Pareto front (pareto_extra at most)
   std::int64_t simulated_reference = 0;  ///< the scenario's own plan, where it ranked below those
+  std::int64_t simulated_extra = 0;      ///< plans from SearchProblem::extra, where they ranked below those
   std::int64_t refined = 0;     ///< by the second backend
   std::int64_t pipeline_cuts = 0;  ///< candidates with a dynamic-programming cut
   /// Why the second backend re-simulated nothing (its error, or that the evaluator has none).

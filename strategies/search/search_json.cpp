@@ -83,7 +83,7 @@ json to_json(const SearchOutcome& o, const std::string& scenario, const std::str
                {"cp", c.plan.cp},
                {"cp_comm", std::string(to_string(c.plan.cp_comm))},
                {"pp", c.plan.pp},
-               {"dp", c.plan.dp},
+               {"dp", c.data_parallel()},
                {"ep", c.plan.ep},
                {"micro_batch", c.training.micro_batch},
                {"micro_batch_count", c.micro_batches()},
