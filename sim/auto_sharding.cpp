@@ -15,6 +15,7 @@
 #include "sim/work/op_work.hpp"
 #include "strategies/local_shape.hpp"
 #include "strategies/memory.hpp"
+#include "strategies/propagation.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -57,7 +58,7 @@ bool alike(const Operator& a, const Operator& b) {
   return true;
 }
 
-bool padded(const Graph& g, const models::Dim& d) { return g.transformer().has_value() && d.name == "v"; }
+bool padded(const Graph& g, const models::Dim& d) { return strategies::split_may_pad(g, d); }
 
 /// Bounds on the program, so that no mesh or model makes it unboundedly large: the assignments
 /// enumerated for one operator ((splittable dims + 1) ^ axes), and the variables in all.

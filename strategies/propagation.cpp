@@ -22,9 +22,7 @@ int loop_index(const Operator& o, std::string_view dim) {
   return -1;
 }
 
-/// Dims a split may leave uneven: a transformer's vocabulary, padded to a multiple of the split as
-/// Megatron-LM pads it (--make-vocab-size-divisible-by), as the tp knob splits it too.
-bool padded(const Graph& g, const models::Dim& dim) { return g.transformer().has_value() && dim.name == "v"; }
+bool padded(const Graph& g, const models::Dim& dim) { return split_may_pad(g, dim); }
 
 std::string dim_names(const std::vector<models::Dim>& dims) {
   std::string out;
@@ -297,6 +295,8 @@ class Propagator {
 };
 
 }  // namespace
+
+bool split_may_pad(const Graph& g, const models::Dim& dim) { return g.transformer().has_value() && dim.name == "v"; }
 
 std::vector<ShardingAnnotation> plan_annotations(const Graph& g, const PlanSpec& spec) {
   if (spec.auto_sharding) return spec.shardings;

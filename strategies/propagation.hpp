@@ -51,6 +51,10 @@ struct PropagationResult {
   std::optional<PlanProblem> problem;  ///< the first faulty annotation, at its pointer
 };
 
+/// Whether a split of `dim` may leave it uneven: a transformer's vocabulary, padded to a multiple of
+/// the split as Megatron-LM pads it (--make-vocab-size-divisible-by), as the tp knob splits it too.
+[[nodiscard]] bool split_may_pad(const models::Graph& g, const models::Dim& dim);
+
 /// The annotations a plan with a mesh applies, in priority order: the graph's own (a graph file's
 /// "shardings"), then the plan's. An automatically sharded plan applies its solution alone.
 [[nodiscard]] std::vector<ShardingAnnotation> plan_annotations(const models::Graph& g, const PlanSpec& spec);
