@@ -35,51 +35,60 @@ namespace {
 namespace search = strategies::search;
 
 /// The automatic sharding's plans for `parasim search` (search.auto_sharding): for each node count of
-/// the space, the scenario's cluster with that many nodes as a mesh of nodes × devices per node (one
-/// axis where either is 1), one pipeline stage, the fewest micro-batches whose sharding fits (the
-/// global batch halved until it does); each solved (sim/auto_sharding.hpp) into its annotations. A
-/// node count where nothing fits is said on stderr and left out.
+/// the space, the scenario's cluster with that many nodes on one pipeline stage, as two meshes — the
+/// devices as nodes × devices per node (one axis where either is 1), and as one data axis with ZeRO-1
+/// (ZeRO shards over a mesh's data axis only: this is the automatic plan that can use it) — each with
+/// the fewest micro-batches whose sharding fits (the global batch halved until one does), solved
+/// (sim/auto_sharding.hpp) into its annotations. A mesh where nothing fits is said on stderr and left out.
 std::vector<search::Candidate> auto_sharded_candidates(const scenarios::Scenario& base, const sim::Profile& profile,
                                                        const scenarios::SearchSpec& spec, bool say) {
   std::vector<search::Candidate> out;
   std::vector<std::int64_t> nodes = spec.space.nodes;
   if (nodes.empty()) nodes = {base.cluster.nodes};
   for (const std::int64_t n : nodes) {
-    scenarios::Scenario s = base;
-    s.cluster.nodes = n;
-    const std::int64_t per_node = s.cluster.devices_per_node;
-    strategies::PlanSpec plan;
-    if (n > 1) plan.mesh.push_back({"node", n, false});
-    if (per_node > 1 || n == 1) plan.mesh.push_back({"gpu", per_node, false});
-    plan.auto_sharding = true;
-    plan.implementation = base.plan.implementation;
-    plan.grad_bucket_mb = base.plan.grad_bucket_mb;
-    plan.overlap_grad_reduce = base.plan.overlap_grad_reduce;
-    plan.grad_accumulation = base.plan.grad_accumulation;
-    s.plan = plan;
-    std::string why;
-    for (std::int64_t m = 1; m <= s.training.global_batch && s.training.global_batch % m == 0; m *= 2) {
-      s.training.micro_batch = s.training.global_batch / m;
-      try {
-        scenarios::solve_auto_sharding(s, profile);
-      } catch (const PlanError& e) {
-        why = e.what();
-        continue;
+    const std::int64_t per_node = base.cluster.devices_per_node;
+    std::vector<strategies::PlanSpec> meshes(2);
+    if (n > 1) meshes[0].mesh.push_back({"node", n, false});
+    if (per_node > 1 || n == 1) meshes[0].mesh.push_back({"gpu", per_node, false});
+    meshes[1].mesh.push_back({"data", n * per_node, true});
+    meshes[1].zero = 1;
+    for (strategies::PlanSpec plan : meshes) {
+      scenarios::Scenario s = base;
+      s.cluster.nodes = n;
+      plan.auto_sharding = true;
+      plan.implementation = base.plan.implementation;
+      plan.grad_bucket_mb = base.plan.grad_bucket_mb;
+      plan.overlap_grad_reduce = base.plan.overlap_grad_reduce;
+      plan.grad_accumulation = base.plan.grad_accumulation;
+      s.plan = plan;
+      // A micro-batch is the whole mesh's, or with a data axis each of its ranks'.
+      const std::int64_t ranks = strategies::resolve_dp(plan, s.cluster.device_count());
+      std::string why = "the global batch does not divide over the data axis";
+      for (std::int64_t m = 1; m * ranks <= s.training.global_batch; m *= 2) {
+        if (s.training.global_batch % (m * ranks) != 0) break;
+        s.training.micro_batch = s.training.global_batch / (m * ranks);
+        try {
+          scenarios::solve_auto_sharding(s, profile);
+        } catch (const PlanError& e) {
+          why = e.what();
+          continue;
+        }
+        search::Candidate c;
+        c.nodes = n;
+        c.devices = s.cluster.device_count();
+        c.training = s.training;
+        c.plan = s.plan;
+        out.push_back(std::move(c));
+        why.clear();
+        break;
       }
-      search::Candidate c;
-      c.nodes = n;
-      c.devices = s.cluster.device_count();
-      c.training = s.training;
-      c.plan = s.plan;
-      out.push_back(std::move(c));
-      why.clear();
-      break;
+      if (!why.empty() && say)
+        std::cerr << "parasim search: no automatic sharding on " << n << " node" << (n == 1 ? "" : "s") << " as mesh "
+                  << strategies::describe_mesh(plan, 0, false) << ": " << why << "\n";
     }
-    if (!why.empty() && say) std::cerr << "parasim search: no automatic sharding on " << n << " node" << (n == 1 ? "" : "s") << ": " << why << "\n";
   }
   return out;
 }
-
 
 struct SearchArgs {
   std::string scenario;
