@@ -7,6 +7,7 @@ std::string_view to_string(AnnotationTarget t) {
     case AnnotationTarget::Weight: return "weight";
     case AnnotationTarget::Output: return "output";
     case AnnotationTarget::Operator: return "operator";
+    case AnnotationTarget::Preset: return "preset";
   }
   return "weight";
 }

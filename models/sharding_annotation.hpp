@@ -17,6 +17,12 @@ enum class AnnotationTarget : std::uint8_t {
   Weight,    ///< a parameter tensor, by weight name ("layers.*.mlp.fc1.weight")
   Output,    ///< the output tensor of an operator, by operator name
   Operator,  ///< an operator's iteration dims, by operator name and dim name
+  /// A named preset over one axis: the knobs' shardings written as annotations on every weight.
+  /// "megatron": each weight's heads (g), else MLP width (f), else vocabulary (v) dim over the axis
+  /// (Shoeybi et al. 2019: Q, K, V and fc1 by columns, the attention output and fc2 by rows, the
+  /// embedding by vocabulary rows); "channels": each weight's output channels (co), else channels (c)
+  /// (the CNN channel split). Propagation does the rest, as for any annotation.
+  Preset,
 };
 
 /// One annotation. Names may hold `*`, which matches any run of characters (so one annotation can pin
@@ -30,6 +36,8 @@ struct ShardingAnnotation {
   /// Output: the mesh axes over which the tensor is a partial sum (its operator's contraction is split
   /// over them; GSPMD's "partial" layout).
   std::vector<std::string> partial;
+  /// Preset: the mesh axis it splits over (`pattern` names the preset).
+  std::string axis;
   /// Operator: dims by name, each with its mesh axes (empty: replicated).
   std::vector<std::pair<std::string, std::vector<std::string>>> dims;
   /// Where the annotation was written: a JSON pointer ("/plan/shardings/0") in `file`, for the

@@ -252,7 +252,11 @@ strategies::PlanSpec decode_plan(const json& p) {
       const json& a = list[i];
       strategies::ShardingAnnotation ann;
       ann.pointer = "/plan/shardings/" + std::to_string(i);
-      if (a.contains("weight")) ann.target = strategies::AnnotationTarget::Weight, ann.pattern = a["weight"].get<std::string>();
+      if (a.contains("preset")) {
+        ann.target = strategies::AnnotationTarget::Preset;
+        ann.pattern = a["preset"].get<std::string>();
+        ann.axis = a["axis"].get<std::string>();
+      } else if (a.contains("weight")) ann.target = strategies::AnnotationTarget::Weight, ann.pattern = a["weight"].get<std::string>();
       else if (a.contains("output")) ann.target = strategies::AnnotationTarget::Output, ann.pattern = a["output"].get<std::string>();
       else ann.target = strategies::AnnotationTarget::Operator, ann.pattern = a["operator"].get<std::string>();
       if (a.contains("spec"))

@@ -97,8 +97,37 @@ class Propagator {
  private:
   // ---- annotations ----
 
+  /// A preset: on every weight, its first dim the preset names, over the preset's axis.
+  std::optional<PlanProblem> apply_preset(std::size_t index) {
+    const ShardingAnnotation& a = annotations_[index];
+    static const std::vector<std::string> megatron{"g", "f", "v"}, channels{"co", "c"};
+    const std::vector<std::string>* order = a.pattern == "megatron" ? &megatron : a.pattern == "channels" ? &channels : nullptr;
+    if (order == nullptr)
+      return PlanProblem{a.pointer + "/preset", "unknown preset " + quoted(a.pattern) + "; expected \"megatron\" or \"channels\""};
+    std::size_t pinned = 0;
+    for (OpId op = 0; op < g_.op_count(); ++op) {
+      const Operator& o = g_.op(op);
+      for (const auto& w : o.weights) {
+        for (const auto& d : *order) {
+          if (std::find(w.spec.dims.begin(), w.spec.dims.end(), d) == w.spec.dims.end()) continue;
+          const int k = loop_index(o, d);
+          if (k < 0) break;
+          if (auto p = pin(index, op, k, {a.axis}, a.pointer + "/axis")) return p;
+          ++pinned;
+          break;
+        }
+      }
+    }
+    if (pinned == 0)
+      return PlanProblem{a.pointer + "/preset", "the preset " + quoted(a.pattern) + " finds no weight with a dim it splits (" +
+                                                     (a.pattern == "megatron" ? "heads g, MLP width f, vocabulary v" : "channels co, c") +
+                                                     ") in this model"};
+    return std::nullopt;
+  }
+
   std::optional<PlanProblem> apply(std::size_t index) {
     const ShardingAnnotation& a = annotations_[index];
+    if (a.target == AnnotationTarget::Preset) return apply_preset(index);
     const std::string key(to_string(a.target));
     std::size_t matched = 0;
     std::vector<std::string> names;  // for a suggestion when nothing matches

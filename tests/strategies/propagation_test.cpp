@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/resnet.hpp"
 #include "models/transformer.hpp"
 #include "sim/work/work.hpp"
 #include "strategies/plan.hpp"
@@ -272,4 +273,54 @@ TEST_CASE("an output annotated as a partial sum splits its operator's contractio
   CHECK(plan.sharding[op_named(g, "layers.1.mlp.fc2")].axes_of("f") == std::vector<int>{2});
   // And backward, through gelu, to fc1's output width: the column-parallel fc1 follows.
   CHECK(plan.sharding[op_named(g, "layers.1.mlp.fc1")].axes_of("f") == std::vector<int>{2});
+}
+
+TEST_CASE("the presets are the knobs' shardings written as annotations: every operator as the tp knob splits it", "[propagation]") {
+  auto preset = [](std::string name, std::string pointer = "/plan/shardings/0") {
+    ShardingAnnotation a;
+    a.target = AnnotationTarget::Preset;
+    a.pattern = std::move(name);
+    a.axis = "model";
+    a.pointer = std::move(pointer);
+    return a;
+  };
+  SECTION("megatron on a GPT: heads, MLP width and vocabulary over the model axis") {
+    const models::Graph g = small_gpt(4);
+    const Plan mine = make_plan(g, training(2, 2), annotated({preset("megatron")}, 2, 4), 8);
+    PlanSpec knobs;
+    knobs.tp = 4;
+    const Plan tp = make_plan(g, training(2, 2), knobs, 8);
+    for (models::OpId op = 0; op < g.op_count(); ++op) {
+      INFO(g.op(op).name);
+      CHECK(sorted(mine.sharding[op]) == sorted(tp.sharding[op]));
+    }
+  }
+  SECTION("channels on a ResNet: output channels, else channels, over the model axis") {
+    models::ResNetConfig c;  // ResNet-50 at 64 px, 4 images
+    c.image_size = 64;
+    c.batch = 4;
+    const models::Graph g = models::build_resnet(c);
+    TrainingSpec t = training(2, 2);
+    const Plan mine = make_plan(g, t, annotated({preset("channels")}, 2, 2), 4);
+    PlanSpec knobs;
+    knobs.tp = 2;
+    const Plan tp = make_plan(g, t, knobs, 4);
+    for (models::OpId op = 0; op < g.op_count(); ++op) {
+      INFO(g.op(op).name);
+      CHECK(sorted(mine.sharding[op]) == sorted(tp.sharding[op]));
+    }
+  }
+  SECTION("a preset that finds nothing to split, and an unknown preset") {
+    models::ResNetConfig c;  // ResNet-50 at 64 px, 4 images
+    c.image_size = 64;
+    c.batch = 4;
+    const models::Graph g = models::build_resnet(c);
+    const auto none = check_plan(g, training(2, 2), annotated({preset("megatron")}, 2, 2), 4);
+    REQUIRE(none);
+    CHECK(none->pointer == "/plan/shardings/0/preset");
+    CHECK_THAT(none->message, Catch::Matchers::Contains("finds no weight with a dim it splits"));
+    const auto unknown = check_plan(g, training(2, 2), annotated({preset("zigzag")}, 2, 2), 4);
+    REQUIRE(unknown);
+    CHECK_THAT(unknown->message, Catch::Matchers::Contains("unknown preset \"zigzag\""));
+  }
 }
