@@ -1,6 +1,7 @@
 #include "sim/auto_sharding.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <map>

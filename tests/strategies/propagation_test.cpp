@@ -76,6 +76,22 @@ models::OpId op_named(const models::Graph& g, const std::string& name) {
   return 0;
 }
 
+/// ResNet-50 at 64 px, 4 images.
+models::Graph small_resnet() {
+  models::ResNetConfig c;
+  c.image_size = 64;
+  c.batch = 4;
+  return models::build_resnet(c);
+}
+
+/// Every operator of `g` split alike by two plans on meshes of the same axes.
+void check_same_shardings(const models::Graph& g, const Plan& a, const Plan& b) {
+  for (models::OpId op = 0; op < g.op_count(); ++op) {
+    INFO(g.op(op).name);
+    CHECK(sorted(a.sharding[op]) == sorted(b.sharding[op]));
+  }
+}
+
 std::string problem_of(const PlanSpec& spec, std::int64_t devices = 8) {
   const models::Graph g = small_gpt(2 * resolve_dp(spec, devices));
   const auto p = check_plan(g, training(2, resolve_dp(spec, devices)), spec, devices);
@@ -169,10 +185,7 @@ TEST_CASE("Megatron's weight annotations propagate to the tp knob's sharding of 
   PlanSpec knobs;
   knobs.tp = 4;
   const Plan tp = make_plan(g, training(2, 2), knobs, 8);
-  for (models::OpId op = 0; op < g.op_count(); ++op) {
-    INFO(g.op(op).name);
-    CHECK(sorted(mine.sharding[op]) == sorted(tp.sharding[op]));
-  }
+  check_same_shardings(g, mine, tp);
   // The same collectives follow, so the same step.
   const sim::StepWork a = sim::describe_step(g, mine);
   const sim::StepWork b = sim::describe_step(g, tp);
@@ -290,31 +303,19 @@ TEST_CASE("the presets are the knobs' shardings written as annotations: every op
     PlanSpec knobs;
     knobs.tp = 4;
     const Plan tp = make_plan(g, training(2, 2), knobs, 8);
-    for (models::OpId op = 0; op < g.op_count(); ++op) {
-      INFO(g.op(op).name);
-      CHECK(sorted(mine.sharding[op]) == sorted(tp.sharding[op]));
-    }
+    check_same_shardings(g, mine, tp);
   }
   SECTION("channels on a ResNet: output channels, else channels, over the model axis") {
-    models::ResNetConfig c;  // ResNet-50 at 64 px, 4 images
-    c.image_size = 64;
-    c.batch = 4;
-    const models::Graph g = models::build_resnet(c);
+    const models::Graph g = small_resnet();
     TrainingSpec t = training(2, 2);
     const Plan mine = make_plan(g, t, annotated({preset("channels")}, 2, 2), 4);
     PlanSpec knobs;
     knobs.tp = 2;
     const Plan tp = make_plan(g, t, knobs, 4);
-    for (models::OpId op = 0; op < g.op_count(); ++op) {
-      INFO(g.op(op).name);
-      CHECK(sorted(mine.sharding[op]) == sorted(tp.sharding[op]));
-    }
+    check_same_shardings(g, mine, tp);
   }
   SECTION("a preset that finds nothing to split, and an unknown preset") {
-    models::ResNetConfig c;  // ResNet-50 at 64 px, 4 images
-    c.image_size = 64;
-    c.batch = 4;
-    const models::Graph g = models::build_resnet(c);
+    const models::Graph g = small_resnet();
     const auto none = check_plan(g, training(2, 2), annotated({preset("megatron")}, 2, 2), 4);
     REQUIRE(none);
     CHECK(none->pointer == "/plan/shardings/0/preset");
