@@ -35,25 +35,48 @@ namespace {
 namespace search = strategies::search;
 
 /// The automatic sharding's plans for `parasim search` (search.auto_sharding): for each node count of
-/// the space, the scenario's cluster with that many nodes on one pipeline stage, as two meshes — the
-/// devices as nodes × devices per node (one axis where either is 1), and as one data axis with ZeRO-1
-/// (ZeRO shards over a mesh's data axis only: this is the automatic plan that can use it) — each with
-/// the fewest micro-batches whose sharding fits (the global batch halved until one does), solved
-/// (sim/auto_sharding.hpp) into its annotations. A mesh where nothing fits is said on stderr and left out.
+/// the space, the scenario's cluster with that many nodes
+///  - on one pipeline stage, as two meshes — the devices as nodes × devices per node (one axis where
+///    either is 1), and as one data axis with ZeRO-1 (ZeRO shards over a mesh's data axis only: this is
+///    the automatic plan that can use it) — each with the fewest micro-batches whose sharding fits (the
+///    global batch halved until one does);
+///  - in pp = 2, 4, … pipeline stages (Alpa's inter-operator pass, sim/auto_pipeline.hpp: the stages
+///    cut by dynamic programming, each sharded on its own), each stage's devices as nodes × devices
+///    per node, or one axis within a node, with pp, 2·pp and 4·pp micro-batches (the pipeline's fill
+///    against its per-micro-batch cost; each ranked);
+/// each solved (sim/auto_sharding.hpp) into its annotations. A plan that cannot run or where nothing
+/// fits is said on stderr and left out.
 std::vector<search::Candidate> auto_sharded_candidates(const scenarios::Scenario& base, const sim::Profile& profile,
                                                        const scenarios::SearchSpec& spec, bool say) {
   std::vector<search::Candidate> out;
   std::vector<std::int64_t> nodes = spec.space.nodes;
   if (nodes.empty()) nodes = {base.cluster.nodes};
+  // Solves `s` (its plan's sharding) and adds it; the reason where it cannot.
+  auto add = [&](scenarios::Scenario s, std::int64_t n) -> std::string {
+    try {
+      const models::Graph graph = scenarios::build_model(s);
+      if (auto problem = strategies::check_plan(graph, s.training, s.plan, s.cluster.device_count())) return problem->message;
+      scenarios::solve_auto_sharding(s, profile);
+    } catch (const PlanError& e) {
+      return e.what();
+    }
+    search::Candidate c;
+    c.nodes = n;
+    c.devices = s.cluster.device_count();
+    c.training = s.training;
+    c.plan = s.plan;
+    out.push_back(std::move(c));
+    return {};
+  };
+  auto tell = [&](std::int64_t n, const strategies::PlanSpec& plan, const std::string& why) {
+    if (!why.empty() && say)
+      std::cerr << "parasim search: no automatic sharding on " << n << " node" << (n == 1 ? "" : "s") << " as mesh "
+                << strategies::describe_mesh(plan, 0, false) << (plan.pp > 1 ? ", pp " + std::to_string(plan.pp) : "") << ": " << why << "\n";
+  };
   for (const std::int64_t n : nodes) {
     const std::int64_t per_node = base.cluster.devices_per_node;
-    std::vector<strategies::PlanSpec> meshes(2);
-    if (n > 1) meshes[0].mesh.push_back({"node", n, false});
-    if (per_node > 1 || n == 1) meshes[0].mesh.push_back({"gpu", per_node, false});
-    meshes[1].mesh.push_back({"data", n * per_node, true});
-    meshes[1].zero = 1;
-    for (strategies::PlanSpec plan : meshes) {
-      scenarios::Scenario s = base;
+    const std::int64_t devices = n * per_node;
+    auto start = [&](scenarios::Scenario& s, strategies::PlanSpec plan) {
       s.cluster.nodes = n;
       plan.auto_sharding = true;
       plan.implementation = base.plan.implementation;
@@ -61,30 +84,47 @@ std::vector<search::Candidate> auto_sharded_candidates(const scenarios::Scenario
       plan.overlap_grad_reduce = base.plan.overlap_grad_reduce;
       plan.grad_accumulation = base.plan.grad_accumulation;
       s.plan = plan;
+    };
+    std::vector<strategies::PlanSpec> meshes(2);
+    if (n > 1) meshes[0].mesh.push_back({"node", n, false});
+    if (per_node > 1 || n == 1) meshes[0].mesh.push_back({"gpu", per_node, false});
+    meshes[1].mesh.push_back({"data", devices, true});
+    meshes[1].zero = 1;
+    for (const strategies::PlanSpec& plan : meshes) {
+      scenarios::Scenario s = base;
+      start(s, plan);
       // A micro-batch is the whole mesh's, or with a data axis each of its ranks'.
-      const std::int64_t ranks = strategies::resolve_dp(plan, s.cluster.device_count());
+      const std::int64_t ranks = strategies::resolve_dp(s.plan, s.cluster.device_count());
       std::string why = "the global batch does not divide over the data axis";
       for (std::int64_t m = 1; m * ranks <= s.training.global_batch; m *= 2) {
         if (s.training.global_batch % (m * ranks) != 0) break;
         s.training.micro_batch = s.training.global_batch / (m * ranks);
-        try {
-          scenarios::solve_auto_sharding(s, profile);
-        } catch (const PlanError& e) {
-          why = e.what();
-          continue;
-        }
-        search::Candidate c;
-        c.nodes = n;
-        c.devices = s.cluster.device_count();
-        c.training = s.training;
-        c.plan = s.plan;
-        out.push_back(std::move(c));
-        why.clear();
-        break;
+        why = add(s, n);
+        if (why.empty()) break;
       }
-      if (!why.empty() && say)
-        std::cerr << "parasim search: no automatic sharding on " << n << " node" << (n == 1 ? "" : "s") << " as mesh "
-                  << strategies::describe_mesh(plan, 0, false) << ": " << why << "\n";
+      tell(n, plan, why);
+    }
+    // Pipelines: the stages as whole nodes, or as parts of one.
+    for (std::int64_t pp = 2; pp <= devices; pp *= 2) {
+      if (devices % pp != 0) break;
+      const std::int64_t stage = devices / pp;
+      strategies::PlanSpec plan;
+      plan.pp = pp;
+      if (stage >= per_node && stage % per_node == 0) {
+        if (stage > per_node) plan.mesh.push_back({"node", stage / per_node, false});
+        plan.mesh.push_back({"gpu", per_node, false});
+      } else {
+        plan.mesh.push_back({"gpu", stage, false});
+      }
+      std::string why;
+      for (std::int64_t m = pp; m <= 4 * pp; m *= 2) {
+        if (base.training.global_batch % m != 0) break;
+        scenarios::Scenario s = base;
+        start(s, plan);
+        s.training.micro_batch = s.training.global_batch / m;
+        why = add(s, n);
+      }
+      tell(n, plan, why);
     }
   }
   return out;

@@ -12,6 +12,7 @@
 #include "scenarios/model_source.hpp"
 #include "scenarios/schema_check.hpp"
 #include "scenarios/what_if.hpp"
+#include "sim/auto_pipeline.hpp"
 #include "sim/auto_sharding.hpp"
 #include "sim/cluster.hpp"
 #include "sim/cost_model.hpp"
@@ -283,7 +284,36 @@ void solve_auto_sharding(Scenario& s, const sim::Profile& profile) {
   const strategies::Plan plan = strategies::make_plan(graph, s.training, s.plan, s.cluster.device_count());
   const sim::Cluster cluster = sim::build_cluster(s.cluster, profile);
   const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
-  const sim::AutoSharding a = sim::auto_shard(graph, plan, cluster, device, {s.plan.auto_sharding_time_limit_s});
+  sim::AutoShardingOptions options;
+  options.time_limit_s = s.plan.auto_sharding_time_limit_s;
+  if (plan.pp > 1 && plan.virtual_stages == 1) {
+    // Stages cut and each sharded on its own (sim/auto_pipeline.hpp).
+    const sim::AutoPipeline p = sim::auto_pipeline(graph, plan, cluster, device, options, s.plan.stage_layers);
+    s.plan.shardings = p.annotations;
+    s.plan.stage_layers = p.cut.stage_layers;
+    s.plan.auto_sharding_outcome = p.outcome();
+    std::string cut;
+    for (auto n : p.cut.stage_layers) cut += (cut.empty() ? "" : ", ") + std::to_string(n);
+    std::string report = "auto-sharding: " + std::to_string(plan.pp) + " pipeline stages of [" + cut + "] layers" +
+                         (p.cut_chosen ? ", cut by dynamic programming over " + std::to_string(p.layer_programs) +
+                                             " layer programs (Alpa's T = Σ t + (m − 1) · max t = " + format_number(p.cut.latency_s) + " s)"
+                                       : ", as the plan's stage_layers") +
+                         "; " + p.outcome() + "\n";
+    std::int64_t first = 0;
+    for (std::size_t st = 0; st < p.stages.size(); ++st) {
+      const sim::AutoSharding& a = p.stages[st];
+      const std::int64_t end = first + p.cut.stage_layers[st];
+      report += "  stage " + std::to_string(st) + " (layers " + std::to_string(first) + "–" + std::to_string(end - 1) + "): " + a.outcome() +
+                ", the program's estimate " + format_number(a.objective_s) + " s a step\n";
+      for (const auto& c : a.choices)
+        if (c.candidates > 1)
+          report += "    " + c.pattern + (c.operators > 1 ? ", " + std::to_string(c.operators) + " operators" : "") + ": " + c.sharding + "\n";
+      first = end;
+    }
+    s.plan.auto_sharding_report = std::move(report);
+    return;
+  }
+  const sim::AutoSharding a = sim::auto_shard(graph, plan, cluster, device, options);
   s.plan.shardings = a.annotations;
   s.plan.auto_sharding_outcome = std::string(sim::to_string(a.status));
   if (a.status == sim::LinearSolution::Status::Feasible) s.plan.auto_sharding_outcome += ", gap " + format_number(a.gap * 100) + "%";

@@ -119,20 +119,24 @@ std::string sharding_text(const strategies::DeviceMesh& mesh, const OpSharding& 
 
 class Builder {
  public:
-  Builder(const Graph& g, const strategies::Plan& plan, const Cluster& cluster, const DeviceProfile& device)
-      : g_(g), plan_(plan), cluster_(cluster), device_(device), bpp_(strategies::bytes_per_parameter(plan)) {
+  Builder(const Graph& g, const strategies::Plan& plan, const Cluster& cluster, const DeviceProfile& device, const AutoShardingOptions& options)
+      : g_(g), plan_(plan), cluster_(cluster), device_(device), bpp_(strategies::bytes_per_parameter(plan)), options_(options) {
     for (int a = 0; a < static_cast<int>(plan.mesh.axes.size()); ++a) {
       const auto& axis = plan.mesh.axes[static_cast<std::size_t>(a)];
       if (axis.role != strategies::AxisRole::Pipeline && axis.size > 1) axes_.push_back(a);
     }
   }
 
-  AutoSharding solve(const AutoShardingOptions& options) {
+  AutoSharding solve() {
+    const AutoShardingOptions& options = options_;
     make_groups();
     LinearProgram lp;
     // s variables and their one-hot rows.
     std::vector<std::vector<double>> node_cost(groups_.size());
-    std::vector<std::vector<double>> node_memory(groups_.size());
+    // Per candidate: the state it holds (weights, gradients, optimizer) and one micro-batch's saved
+    // activations; its memory is state + activations × the micro-batches in flight.
+    std::vector<std::vector<double>> node_state(groups_.size()), node_activations(groups_.size()), node_memory(groups_.size());
+    const double in_flight = ranged() ? static_cast<double>(std::max<std::int64_t>(options.in_flight, 1)) : 1.0;
     // Per graph layer, per s variable: its weight-gradient reductions and its last backward pass.
     const std::size_t layers = g_.layers().size();
     std::vector<std::map<int, double>> layer_reductions(layers), layer_backward(layers);
@@ -141,6 +145,8 @@ class Builder {
       G_first_.push_back(static_cast<int>(lp.cost.size()));
       node_cost[gi].assign(G.candidates.size(), 0);
       node_memory[gi].assign(G.candidates.size(), 0);
+      node_state[gi].assign(G.candidates.size(), 0);
+      node_activations[gi].assign(G.candidates.size(), 0);
       for (std::size_t i = 0; i < G.candidates.size(); ++i) {
         for (OpId op : G.ops) {
           const NodeSeconds n = node_seconds(op, G.candidates[i]);
@@ -149,8 +155,11 @@ class Builder {
           const int v = G_first_[gi] + static_cast<int>(i);
           if (n.reductions > 0) layer_reductions[layer][v] += n.reductions;
           if (n.last_backward > 0) layer_backward[layer][v] += n.last_backward;
-          node_memory[gi][i] += memory_bytes(op, G.candidates[i]);
+          const auto [state, activations] = memory_bytes(op, G.candidates[i]);
+          node_state[gi][i] += state;
+          node_activations[gi][i] += activations;
         }
+        node_memory[gi][i] = node_state[gi][i] + in_flight * node_activations[gi][i];
       }
       LinearProgram::Row one{{}, {}, 1, 1};
       for (std::size_t i = 0; i < G.candidates.size(); ++i) {
@@ -167,7 +176,7 @@ class Builder {
       std::set<std::pair<std::size_t, std::size_t>> seen;
       for (OpId c = 0; c < g_.op_count(); ++c)
         for (OpId p : g_.producers(c))
-          if (g_.op(p).kind != models::OpKind::Input && seen.insert({group_of_[p], group_of_[c]}).second)
+          if (in_range(c) && in_range(p) && g_.op(p).kind != models::OpKind::Input && seen.insert({group_of_[p], group_of_[c]}).second)
             variables += static_cast<double>(groups_[group_of_[p]].candidates.size() * groups_[group_of_[c]].candidates.size());
       if (variables > kMaxVariables)
         throw PlanError("automatic sharding: the integer program would have " + format_number(variables) + " variables, more than " +
@@ -177,11 +186,12 @@ class Builder {
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>> pairs;
     for (OpId c = 0; c < g_.op_count(); ++c) {
       const Operator& co = g_.op(c);
-      if (co.routing) continue;  // token routing moves rows by all-to-all, whatever the layouts
+      if (co.routing || !in_range(c)) continue;  // token routing moves rows by all-to-all, whatever the layouts
       const auto producers = g_.producers(c);
       for (std::size_t slot = 0; slot < producers.size(); ++slot) {
         const OpId p = producers[slot];
         if (g_.op(p).kind == models::OpKind::Input) continue;  // the lowering reads inputs where they are
+        if (!in_range(p)) continue;  // from an earlier stage: its layout there is that stage's choice
         const std::size_t gp = group_of_[p], gc = group_of_[c];
         const auto matrix = edge_seconds(p, c, slot);
         if (gp == gc) {
@@ -250,7 +260,8 @@ class Builder {
         for (const auto& [v, b] : layer_backward[k]) backward[v] += b;
       }
     }
-    LinearProgram::Row memory{{}, {}, -1e300, device_.usable_memory_bytes() * static_cast<double>(plan_.pp)};
+    // The whole graph's memory is an average over its pp stages; one stage's is its own.
+    LinearProgram::Row memory{{}, {}, -1e300, device_.usable_memory_bytes() * (ranged() ? 1.0 : static_cast<double>(plan_.pp))};
     for (std::size_t gi = 0; gi < groups_.size(); ++gi)
       for (std::size_t i = 0; i < groups_[gi].candidates.size(); ++i) {
         const int v = G_first_[gi] + static_cast<int>(i);
@@ -306,7 +317,13 @@ class Builder {
     for (std::size_t gi = 0; gi < groups_.size(); ++gi)
       for (std::size_t i = 1; i < groups_[gi].candidates.size(); ++i)
         if (node_memory[gi][i] < node_memory[gi][least[gi]]) least[gi] = i;
-    if (memory_of(least) > budget)
+    {
+      double state = 0, activations = 0;
+      for (std::size_t gi = 0; gi < groups_.size(); ++gi) state += node_state[gi][least[gi]], activations += node_activations[gi][least[gi]];
+      out.least_state_bytes = state;
+      out.least_activation_bytes = activations;
+    }
+    if (options.bound_memory && memory_of(least) > budget)
       throw PlanError("automatic sharding: no sharding of the model on the mesh fits the devices' " +
                       format_number(device_.usable_memory_bytes() / (1 << 30)) + " GiB: the least memory any takes is " +
                       format_number(memory_of(least) / static_cast<double>(plan_.pp) / (1 << 30)) + " GiB a device");
@@ -317,8 +334,14 @@ class Builder {
     LinearSolution sol = solve_linear_program(free, left());
     std::vector<std::size_t> best = least;
     bool done = false;
-    if (sol.status == LinearSolution::Status::Optimal && memory_of(choice_of(sol.x)) <= budget) {
+    if (sol.status == LinearSolution::Status::Optimal && (!options.bound_memory || memory_of(choice_of(sol.x)) <= budget)) {
       done = true;
+    } else if (!options.bound_memory) {
+      if (sol.x.empty()) {  // nothing within the limit: the least-memory start stands
+        sol.x = solution_of(least);
+        sol.objective = objective_of(least);
+        sol.status = LinearSolution::Status::Feasible;
+      }
     } else {
       // 2. Memory priced instead of bounded (a Lagrangian relaxation): minimise time + λ·memory; the
       // fitting optimum of least time over a bisection on λ starts the bounded program.
@@ -369,6 +392,7 @@ class Builder {
     out.objective_s = sol.objective / kObjectiveScale;
     out.bound_s = sol.bound / kObjectiveScale;
     out.gap = sol.gap();
+    out.exposed_reductions_s = sol.x[static_cast<std::size_t>(z_)];
     out.groups = groups_.size();
     out.variables = lp.cost.size();
     out.constraints = lp.rows.size();
@@ -380,6 +404,8 @@ class Builder {
       for (std::size_t i = 0; i < G.candidates.size(); ++i)
         if (sol.x[static_cast<std::size_t>(G_first_[gi]) + i] > 0.5) chosen = i;
       for (OpId op : G.ops) out.sharding[op] = G.candidates[chosen];
+      out.state_bytes += node_state[gi][chosen];
+      out.activation_bytes += node_activations[gi][chosen];
       // A group of one is named by its operator; a larger one by its pattern and its kind.
       const Operator& first = g_.op(G.ops.front());
       const std::string name = G.ops.size() == 1 ? first.name : G.pattern + " (" + std::string(models::to_string(first.kind)) + ")";
@@ -387,7 +413,7 @@ class Builder {
     }
     for (OpId op = 0; op < g_.op_count(); ++op) {
       const Operator& o = g_.op(op);
-      if (o.kind == models::OpKind::Input) continue;
+      if (o.kind == models::OpKind::Input || !in_range(op)) continue;
       strategies::ShardingAnnotation a;
       a.target = strategies::AnnotationTarget::Operator;
       a.pattern = o.name;
@@ -409,11 +435,18 @@ class Builder {
     std::vector<OpSharding> candidates;
   };
 
+  [[nodiscard]] bool ranged() const { return options_.end_layer >= 0; }
+  [[nodiscard]] bool in_range(OpId op) const {
+    const std::int32_t l = g_.op(op).layer;
+    return !ranged() || (l >= options_.first_layer && l < options_.end_layer);
+  }
+
   void make_groups() {
     group_of_.assign(g_.op_count(), 0);
     std::map<std::string, std::vector<std::size_t>> by_pattern;  // pattern → groups with it
     for (OpId op : g_.topological_order()) {
       const Operator& o = g_.op(op);
+      if (!in_range(op)) continue;
       const std::string pattern = group_pattern(o.name);
       std::size_t found = groups_.size();
       for (std::size_t gi : by_pattern[pattern])
@@ -428,8 +461,9 @@ class Builder {
     // The first operator to hold each weight is the one whose memory and reduction count it.
     std::set<std::string> seen;
     for (OpId op : g_.topological_order())
-      for (const auto& w : g_.op(op).weights)
-        if (seen.insert(w.name).second) weight_holder_.insert({op, w.name});
+      if (in_range(op))
+        for (const auto& w : g_.op(op).weights)
+          if (seen.insert(w.name).second) weight_holder_.insert({op, w.name});
   }
 
   double collective_seconds(CollectiveKind kind, const std::vector<int>& axes, double bytes) {
@@ -471,12 +505,15 @@ class Builder {
     return n;
   }
 
-  double memory_bytes(OpId op, const OpSharding& sh) const {
+  /// (state, activations) in bytes: the weights it holds first with their gradients and optimizer
+  /// state; one micro-batch's saved activations.
+  std::pair<double, double> memory_bytes(OpId op, const OpSharding& sh) const {
     const Operator& o = g_.op(op);
-    double bytes = 0;
+    double state = 0;
     for (const auto& w : o.weights)
       if (weight_holder_.count({op, w.name}))
-        bytes += strategies::local_elements(plan_.mesh, sh, o, w.spec) * (bpp_.weights + bpp_.gradients + bpp_.optimizer);
+        state += strategies::local_elements(plan_.mesh, sh, o, w.spec) * (bpp_.weights + bpp_.gradients + bpp_.optimizer);
+    double bytes = 0;
     // One micro-batch's saved activations (the lowering's pipeline keeps more in flight on the first
     // stages; the simulation's memory verdict counts them).
     for (int slot : o.saved_inputs)
@@ -485,7 +522,7 @@ class Builder {
     const double out = strategies::local_elements(plan_.mesh, sh, o, o.output);
     if (o.saved_output) bytes += out * static_cast<double>(models::bytes_of(o.output.dtype));
     bytes += out * o.saved_mask_bytes_per_element;
-    return bytes;
+    return {state, bytes};
   }
 
   /// [producer candidate][consumer candidate] seconds of the edge's reshards, forward and backward.
@@ -525,6 +562,7 @@ class Builder {
   const Cluster& cluster_;
   const DeviceProfile& device_;
   const strategies::BytesPerParameter bpp_;
+  const AutoShardingOptions options_;
   std::vector<int> axes_;
   std::vector<Group> groups_;
   std::vector<std::size_t> group_of_;
@@ -538,6 +576,8 @@ class Builder {
 
 }  // namespace
 
+std::string sharding_group_pattern(const std::string& name) { return group_pattern(name); }
+
 std::string AutoSharding::outcome() const {
   std::ostringstream o;
   o << to_string(status);
@@ -548,7 +588,7 @@ std::string AutoSharding::outcome() const {
 
 AutoSharding auto_shard(const Graph& g, const strategies::Plan& plan, const Cluster& cluster, const DeviceProfile& device,
                         const AutoShardingOptions& options) {
-  return Builder(g, plan, cluster, device).solve(options);
+  return Builder(g, plan, cluster, device, options).solve();
 }
 
 }  // namespace parasim::sim

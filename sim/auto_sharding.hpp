@@ -34,6 +34,7 @@
 /// Reshards are charged whole, none hidden under compute: the solution is a sharding, and the
 /// simulation then times it with all its overlap.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,17 @@ namespace parasim::sim {
 
 struct AutoShardingOptions {
   double time_limit_s = 10;
+  /// One pipeline stage's program (Alpa's intra-operator pass for a stage, sim/auto_pipeline.hpp):
+  /// only the operators of graph layers [first_layer, end_layer) are planned, with the edges among
+  /// them; end_layer < 0 plans the whole graph.
+  std::int32_t first_layer = 0, end_layer = -1;
+  /// With a layer range: the micro-batches whose activations the stage holds at its peak (its
+  /// schedule's; strategies/schedule.hpp), and the memory row bounds the stage alone by the device's
+  /// usable memory. Unused for the whole graph (there the row is an average over pp stages).
+  std::int64_t in_flight = 1;
+  /// Whether the memory row is in the program (the inter-operator pass prices layers without it and
+  /// bounds whole stages).
+  bool bound_memory = true;
 };
 
 /// What the program chose for one group of alike operators.
@@ -66,12 +78,22 @@ struct AutoSharding {
   double objective_s = 0;  ///< the program's step time estimate, seconds
   double bound_s = 0;      ///< the best bound proven, seconds
   double gap = 0;
+  /// Of objective_s, the weight-gradient reductions' exposed time (the program's z).
+  double exposed_reductions_s = 0;
+  /// Bytes a device holds under the sharding chosen: weights with their gradients and optimizer
+  /// state, and one micro-batch's saved activations; and the least any sharding holds (each group's
+  /// candidate of least state + activations).
+  double state_bytes = 0, activation_bytes = 0, least_state_bytes = 0, least_activation_bytes = 0;
   std::size_t groups = 0, candidates = 0, variables = 0, constraints = 0;
   double solve_seconds = 0;  ///< wall time of the solve (not deterministic: never in results)
   std::vector<AutoShardingChoice> choices;  ///< per group, in the graph's topological order
   /// One line: "optimal (ILP, 23 groups, 412 candidates, 5,130 variables)" or with the gap at the limit.
   [[nodiscard]] std::string outcome() const;
 };
+
+/// "layers.17.mlp.fc1" → "layers.*.mlp.fc1": an operator's name with the numbers between dots (its
+/// layer's) as `*`; operators alike under one pattern share a choice.
+[[nodiscard]] std::string sharding_group_pattern(const std::string& name);
 
 /// Solves the sharding of `g` on `plan`'s mesh (its current shardings are ignored) on `cluster`,
 /// whose device 0 is of kind `device`. Throws PlanError when no sharding fits the memory, or when the

@@ -9,7 +9,7 @@ namespace parasim::strategies {
 
 std::string_view to_string(InnerAxisUse u) { return u == InnerAxisUse::Data ? "data" : "model"; }
 
-std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_t stages, std::int64_t micro_batches) {
+std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_t stages, std::int64_t micro_batches, const StageFits& fits) {
   if (table.seconds.empty()) return std::nullopt;
   const std::size_t n = table.seconds.front().size();
   for (const auto& row : table.seconds)
@@ -39,6 +39,14 @@ std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_
       bounds.push_back(cost[i][j]);
     }
   }
+  // ok[s][i][j]: layers [i, j) fit as stage s.
+  std::vector<std::vector<std::vector<char>>> ok;
+  if (fits) {
+    ok.assign(k, std::vector<std::vector<char>>(n + 1, std::vector<char>(n + 1, 0)));
+    for (std::size_t s = 0; s < k; ++s)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j <= n; ++j) ok[s][i][j] = fits(s, i, j) ? 1 : 0;
+  }
   std::sort(bounds.begin(), bounds.end());
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
 
@@ -56,7 +64,7 @@ std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_
     for (std::size_t s = 1; s <= k; ++s) {
       for (std::size_t j = s; j <= n - (k - s); ++j) {
         for (std::size_t i = s - 1; i < j; ++i) {
-          if (sum[s - 1][i] == kInf || cost[i][j] > t_max) continue;
+          if (sum[s - 1][i] == kInf || cost[i][j] > t_max || (fits && !ok[s - 1][i][j])) continue;
           const double v = sum[s - 1][i] + cost[i][j];
           if (v < sum[s][j]) {
             sum[s][j] = v;

@@ -12,6 +12,7 @@
 /// CNN layers — large activations, small weights — favour the second, late ones the first
 /// (Krizhevsky 2014, "one weird trick"; Alpa's Wide-ResNet plans).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -53,8 +54,13 @@ struct PipelineCut {
 /// the least Σ t_s with every t_s ≤ t_max; T = min over t_max of Σ + (m − 1)·t_max, stopping once
 /// (m − 1)·t_max alone exceeds the best T. Ties go to the smaller t_max, the earliest cut and the
 /// lowest option index, so the answer is deterministic. O(L² · (stages · L²)) for L layers.
-/// Nothing when stages < 1, stages > layers, or the table is empty or ragged.
-[[nodiscard]] std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_t stages, std::int64_t micro_batches);
+/// `fits(stage, first, end)`, where given, says whether layers [first, end) fit a stage's devices as
+/// stage `stage` (0-based; its schedule sets how many micro-batches' activations it holds): cuts it
+/// refuses are never chosen (Alpa prunes stage–mesh pairs that run out of memory the same way).
+/// Nothing when stages < 1, stages > layers, the table is empty or ragged, or no cut fits.
+using StageFits = std::function<bool(std::size_t stage, std::size_t first, std::size_t end)>;
+[[nodiscard]] std::optional<PipelineCut> cut_pipeline(const LayerCostTable& table, std::int64_t stages, std::int64_t micro_batches,
+                                                      const StageFits& fits = {});
 
 /// `plan` with each stage's operators sharded as `uses` says: a Data stage drops the tensor axis
 /// from every operator's model dims and splits the batch dim b over it as well (after the data axes,

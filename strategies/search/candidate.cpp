@@ -36,10 +36,15 @@ std::string describe(const Candidate& c) {
   const PlanSpec& s = c.plan;
   std::ostringstream d;
   d << describe_plan(s, c.training, c.data_parallel(), c.micro_batches());
-  if (!c.stage_uses.empty()) {
+  // A cut of its own (the dynamic programme's, strategies/pipeline_cut.hpp, or the automatic
+  // pipeline's, sim/auto_pipeline.hpp): named, so that two cuts of one mesh are told apart.
+  if (!s.stage_layers.empty()) {
     d << "; stages ";
     for (std::size_t i = 0; i < s.stage_layers.size(); ++i) d << (i ? "+" : "") << s.stage_layers[i];
-    d << " layers (";
+    d << " layers";
+  }
+  if (!c.stage_uses.empty()) {
+    d << " (";
     for (std::size_t i = 0; i < c.stage_uses.size(); ++i) d << (i ? ", " : "") << to_string(c.stage_uses[i]);
     d << ")";
   }

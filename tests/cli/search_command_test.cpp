@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 #include <cstdlib>
 #include <filesystem>
@@ -146,9 +148,11 @@ TEST_CASE("parasim search: bad search settings exit 2 with file, line, column an
 }
 
 TEST_CASE("parasim search with auto_sharding ranks the automatic sharding's plans beside the knobs' plans", "[cli][search]") {
-  // The small space above, plus the automatic sharding on the node as two meshes: "gpu 8", and one
-  // data axis "data 8" with ZeRO-1; each with the fewest micro-batches that fit (GPT-2's 32 sequences
-  // at once fit an A100). Two more candidates, always simulated, named by their meshes.
+  // The small space above (24 candidates), plus the automatic sharding on the node as two meshes:
+  // "gpu 8", and one data axis "data 8" with ZeRO-1; each with the fewest micro-batches that fit
+  // (GPT-2's 32 sequences at once fit an A100); and automatic pipelines of pp 2, 4 and 8 stages (each
+  // stage's devices one axis "gpu 4", "gpu 2", "gpu 1") with pp, 2·pp and 4·pp micro-batches (all
+  // divide 32): 2 + 3 × 3 = 11 more candidates, always simulated, named by their meshes and cuts.
   const auto dir = fresh_dir("search-auto");
   std::string text = kSmall;
   text.replace(text.find("\"simulate_top\": 8"), 17, "\"simulate_top\": 8, \"auto_sharding\": true");
@@ -157,18 +161,28 @@ TEST_CASE("parasim search with auto_sharding ranks the automatic sharding's plan
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(slurp(dir / "a" / "search.json"));
-  CHECK(j.at("counts").at("candidate_count") == 26);
+  CHECK(j.at("counts").at("candidate_count") == 35);
   std::vector<std::string> automatic;
+  std::map<std::int64_t, int> pipelines;  // pp → candidates
   for (const auto& p : j.at("plans")) {
     const std::string d = p.at("description");
     if (d.find("auto-sharded") == std::string::npos) continue;
     automatic.push_back(d);
     CHECK(p.at("analytical").at("step_time_s").get<double>() > 0);
+    const auto pp = p.at("pp").get<std::int64_t>();
+    if (pp == 1) continue;
+    ++pipelines[pp];
+    // The cut: pp stages of GPT-2's 14 graph layers (the embedding, 12 blocks, the head), named.
+    const auto cut = p.at("stage_layers").get<std::vector<std::int64_t>>();
+    CHECK(static_cast<std::int64_t>(cut.size()) == pp);
+    CHECK(std::accumulate(cut.begin(), cut.end(), std::int64_t{0}) == 14);
+    CHECK_THAT(d, Catch::Matchers::Contains("; stages "));
   }
   std::sort(automatic.begin(), automatic.end());
-  REQUIRE(automatic.size() == 2);
+  REQUIRE(automatic.size() == 11);
   CHECK(automatic[0] == "mesh data 8 (auto-sharded: optimal), pp 1, 1f1b, micro-batch 4 × 1, zero-1");
-  CHECK(automatic[1] == "mesh gpu 8 (auto-sharded: optimal), pp 1, 1f1b, micro-batch 32 × 1");
+  CHECK(automatic[10] == "mesh gpu 8 (auto-sharded: optimal), pp 1, 1f1b, micro-batch 32 × 1");
+  CHECK(pipelines == std::map<std::int64_t, int>{{2, 3}, {4, 3}, {8, 3}});
   CHECK_THAT(r.out, Catch::Matchers::Contains("(auto-sharded: optimal)"));
   // The same bytes on one thread.
   const Run again = run_parasim("search " + q(file) + " --out " + q(dir / "b") + " --quiet --threads 1");

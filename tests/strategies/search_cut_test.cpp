@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
 
 #include "models/zoo.hpp"
 #include "strategies/pipeline_cut.hpp"
@@ -68,6 +69,27 @@ TEST_CASE("pipeline cut: a costly send steers the cut, and ties go to the earlie
   REQUIRE(cut);
   CHECK(cut->stage_layers == std::vector<std::int64_t>{1, 3});
   CHECK(cut->latency_s == Approx(4));
+}
+
+TEST_CASE("pipeline cut: a stage that does not fit the memory is never chosen", "[strategies][search]") {
+  // Layers cost 1, 2, 3, 4 (as above); m = 4. Unbounded, [3, 1] wins (T = 10 + 3·6 = 28). If the
+  // first stage (which holds the most micro-batches under 1F1B) fits at most two layers:
+  //   [2, 2]: 3, 7 → T = 10 + 3·7 = 31;  [1, 3]: 1, 9 → T = 10 + 3·9 = 37. So [2, 2].
+  const LayerCostTable table{{{1, 2, 3, 4}}, {0, 0, 0, 0}};
+  const auto first_holds_two = [](std::size_t stage, std::size_t first, std::size_t end) { return stage > 0 || end - first <= 2; };
+  const auto cut = cut_pipeline(table, 2, 4, first_holds_two);
+  REQUIRE(cut);
+  CHECK(cut->stage_layers == std::vector<std::int64_t>{2, 2});
+  CHECK(cut->latency_s == Approx(31));
+  // The stages are told their index: the second stage of [3, 1] is asked about layers [3, 4) as stage 1.
+  std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> asked;
+  (void)cut_pipeline(table, 2, 4, [&](std::size_t s, std::size_t i, std::size_t j) {
+    asked.emplace_back(s, i, j);
+    return true;
+  });
+  CHECK(std::find(asked.begin(), asked.end(), std::make_tuple(std::size_t{1}, std::size_t{3}, std::size_t{4})) != asked.end());
+  // Nothing fits: no cut.
+  CHECK_FALSE(cut_pipeline(table, 2, 4, [](std::size_t, std::size_t first, std::size_t end) { return end - first <= 1; }));
 }
 
 TEST_CASE("pipeline cut: no answer for impossible requests", "[strategies][search]") {
