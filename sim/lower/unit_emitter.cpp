@@ -202,7 +202,10 @@ void UnitEmitter::emit_item(const Unit& u, std::size_t i, std::span<const std::i
   const WorkItem& it = u.program->items[i];
   const ItemGroups& ig = (*u.cache)[i];
   const bool first = i == u.takes_recv;
-  const std::uint8_t stream = stream_index(stream_of_axes(plan_.mesh, it.axes));
+  // An activation's collective runs on the tensor-parallel stream whatever its axes
+  // (work.hpp, category_of_axis); gradient reductions and ZeRO gathers on their axes' stream.
+  const std::uint8_t stream =
+      stream_index(it.category == Category::TensorComm ? Stream::TensorComm : stream_of_axes(plan_.mesh, it.axes));
   for (const std::uint32_t gi : gis) {
     const auto& members = (*ig.groups)[gi].members;
     deps_.clear();

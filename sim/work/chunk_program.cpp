@@ -462,7 +462,6 @@ StepWork describe_step(const Graph& g, const Plan& plan) {
 Category category_of_axis(const strategies::DeviceMesh& mesh, int axis) {
   switch (mesh.axes[static_cast<std::size_t>(axis)].role) {
     case strategies::AxisRole::Expert: return Category::ExpertComm;
-    case strategies::AxisRole::Data: return Category::GradientComm;
     default: return Category::TensorComm;
   }
 }

@@ -114,8 +114,12 @@ struct StepWork {
 /// Describes one step of `plan` on `graph`. Precondition: the plan was made for the graph.
 [[nodiscard]] StepWork describe_step(const models::Graph& graph, const strategies::Plan& plan);
 
-/// The time category of a collective over `axis`: gradient communication on a data axis, expert
-/// communication on an expert axis, tensor-parallel communication otherwise.
+/// The time category of an activation's collective over `axis` (a reshard where layouts meet, a
+/// partial sum completed): expert communication on an expert axis, tensor-parallel (intra-operator)
+/// communication otherwise — a data axis included, where an annotated plan splits an operator's
+/// model dims over it: such a collective is on the step's critical path like any reshard, not a
+/// gradient reduction, and runs on the tensor-parallel stream (unit_emitter.cpp), not queued
+/// behind the gradient buckets.
 [[nodiscard]] Category category_of_axis(const strategies::DeviceMesh& mesh, int axis);
 /// The stream a collective over `axes` runs on: the data stream if any axis is a data axis, else
 /// the expert stream if any is an expert axis, else the tensor stream.
