@@ -23,7 +23,7 @@ std::vector<std::string> example_files() { return parasim::testing::json_files_i
 
 TEST_CASE("scenario examples: each loads, with its what-ifs, and loads the same twice", "[scenarios]") {
   const auto files = example_files();
-  REQUIRE(files.size() == 12);
+  REQUIRE(files.size() == 13);
   for (const auto& file : files) {
     SECTION(fs::path(file).filename().string()) {
       const Scenario first = load_scenario(file);
