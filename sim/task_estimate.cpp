@@ -112,8 +112,8 @@ TaskEstimate estimate_task_graph(const models::Graph& g, const strategies::Plan&
     } else {
       // Issued ahead of each chunk's forward (sim/lower/step_end.cpp): a mean layer's share, then
       // the rest where the chunk has more than one layer with weights; a unit of the chunk waits on each.
-      for (std::size_t c = 0; c < work.chunk_params.size(); ++c) {
-        if (work.chunk_params[c] <= 0) continue;
+      for (std::size_t c = 0; c < work.chunk_gathered.size(); ++c) {
+        if (work.chunk_gathered[c] <= 0) continue;
         const std::uint64_t pieces = work.chunk_weight_layers[c] > 1 ? 2 : 1;
         accumulate(e.tasks, groups(work.data_axes), pieces);
         accumulate(e.queue_entries, stage_devices, pieces);

@@ -72,7 +72,7 @@ void UnitEmitter::emit_parameter_gathers(const std::vector<TaskId>& optimizer_ta
       deps_.clear();
       for (std::int64_t mdev : grp.members) deps_.push_back(optimizer_task[static_cast<std::size_t>(mdev)]);
       const auto cid = b_.collective(CollectiveSpec{CollectiveKind::AllGather, CollectiveAlgorithm::Auto, grp.id,
-                                                    work_.stage_params[static_cast<std::size_t>(stage)] * weight_bytes, -1, grp.occupies});
+                                                    work_.stage_gathered[static_cast<std::size_t>(stage)] * weight_bytes, -1, grp.occupies});
       const TaskId t = b_.add_collective(cid, stream_index(stream_of_axes(plan_.mesh, work_.data_axes)), Category::GradientComm, -1,
                                          b_.label("parameter all-gather"), deps_);
       for (std::int64_t mdev : grp.members) last_task_[static_cast<std::size_t>(mdev)] = t;
@@ -90,7 +90,7 @@ void UnitEmitter::emit_parameter_gathers(const std::vector<TaskId>& optimizer_ta
 // gather outlasts that forward waits, at the next unit rather than between layers.
 void UnitEmitter::emit_parameter_gathers_ahead(std::int64_t c) {
   const auto uc = static_cast<std::size_t>(c);
-  const double bytes = work_.chunk_params[uc] * static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
+  const double bytes = work_.chunk_gathered[uc] * static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
   if (bytes <= 0) return;
   const double first_bytes = bytes / static_cast<double>(std::max<std::int64_t>(work_.chunk_weight_layers[uc], 1));
   const std::int64_t stage = c % plan_.pp;

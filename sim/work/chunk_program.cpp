@@ -412,16 +412,18 @@ class ChunkWriter {
 /// several stages hold.
 void describe_step_end(const Graph& g, const Plan& plan, StepWork& step) {
   const auto pp = static_cast<std::size_t>(plan.pp);
-  step.stage_params.assign(pp, 0);
+  step.stage_gathered.assign(pp, 0);
   step.stage_updated.assign(pp, 0);
-  step.chunk_params.assign(static_cast<std::size_t>(plan.chunks()), 0);
+  step.chunk_gathered.assign(static_cast<std::size_t>(plan.chunks()), 0);
   step.chunk_weight_layers.assign(static_cast<std::size_t>(plan.chunks()), 0);
   const auto held = strategies::stage_weights(g, plan);
   std::set<std::int32_t> weight_layers;
   for (const auto& sw : held) {
     const auto stage = static_cast<std::size_t>(sw.stage);
-    step.stage_params[stage] += sw.local_elements;
-    step.chunk_params[static_cast<std::size_t>(sw.chunk)] += sw.local_elements;
+    if (sw.zero_replicas > 1) {
+      step.stage_gathered[stage] += sw.local_elements;
+      step.chunk_gathered[static_cast<std::size_t>(sw.chunk)] += sw.local_elements;
+    }
     if (weight_layers.insert(g.op(sw.op).layer).second) ++step.chunk_weight_layers[static_cast<std::size_t>(sw.chunk)];
     step.stage_updated[stage] += plan.zero >= 1 ? sw.local_elements / sw.zero_replicas : sw.local_elements;
   }

@@ -99,8 +99,11 @@ struct StepWork {
   std::vector<ComputeWork> computes;  ///< per compute item (WorkItem::compute), then per stage's optimizer step
   std::vector<ChunkWork> chunks;      ///< per model chunk
   AxisSet data_axes;                  ///< the data, expert and context axes larger than 1, over which gradients are reduced
-  std::vector<double> stage_params;   ///< per stage: local parameters on each device
-  std::vector<double> chunk_params;   ///< per chunk: the local parameters its layers use first
+  /// Per stage: the local parameters on each device that a data axis replicates (ZeRO 1–2 shards
+  /// their update and gathers them back; a weight an annotated plan splits over the data axis is
+  /// updated whole where it lives and gathered by nobody).
+  std::vector<double> stage_gathered;
+  std::vector<double> chunk_gathered;  ///< per chunk: the same, of the weights its layers use first
   std::vector<std::int64_t> chunk_weight_layers;  ///< per chunk: its layers holding weights
   std::vector<double> stage_updated;  ///< per stage: parameters each device's optimizer updates (a ZeRO shard)
   std::vector<TiedGradient> tied;
