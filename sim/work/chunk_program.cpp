@@ -483,6 +483,13 @@ Stream stream_of_axes(const strategies::DeviceMesh& mesh, const AxisSet& axes) {
 GradientBuckets gradient_buckets(const Program& backward, const Plan& plan) {
   GradientBuckets out;
   out.after.resize(backward.items.size());
+  // Per set of reduction axes, the last item completing a gradient of it: there its last bucket is
+  // complete, however small, and leaves (a bucket is ready once all its gradients are, as in
+  // PyTorch DDP and Megatron-LM's buffers; weights reduced over other axes — experts, an annotated
+  // plan's split weights — fill buckets of their own).
+  std::map<AxisSet, std::size_t> last;
+  for (std::size_t i = 0; i < backward.items.size(); ++i)
+    for (const auto& gr : backward.items[i].grads) last[gr.axes] = i;
   for (std::size_t i = 0; i < backward.items.size(); ++i) {
     if (plan.implementation.reduce_per_parameter && plan.overlap_grad_reduce) {
       // One reduction per weight tensor as its gradient completes (DeepSpeed before v0.6).
@@ -492,7 +499,7 @@ GradientBuckets gradient_buckets(const Program& backward, const Plan& plan) {
     for (const auto& gr : backward.items[i].grads) out.rest[gr.axes] += gr.bytes;
     if (!plan.overlap_grad_reduce) continue;
     for (auto& [axes, bytes] : out.rest) {
-      if (bytes > 0 && bytes >= plan.grad_bucket_bytes) {
+      if (bytes > 0 && (bytes >= plan.grad_bucket_bytes || last[axes] == i)) {
         out.after[i].emplace_back(axes, bytes);
         bytes = 0;
       }
