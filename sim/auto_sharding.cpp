@@ -460,10 +460,14 @@ class Builder {
     }
     // The first operator to hold each weight is the one whose memory and reduction count it.
     std::set<std::string> seen;
+    const double weight_bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
     for (OpId op : g_.topological_order())
       if (in_range(op))
         for (const auto& w : g_.op(op).weights)
-          if (seen.insert(w.name).second) weight_holder_.insert({op, w.name});
+          if (seen.insert(w.name).second) {
+            weight_holder_.insert({op, w.name});
+            gathered_bytes_ += g_.op(op).elements(w.spec) * weight_bytes;
+          }
   }
 
   double collective_seconds(CollectiveKind kind, const std::vector<int>& axes, double bytes) {
@@ -496,13 +500,39 @@ class Builder {
       if (!weight_holder_.count({op, w.name})) continue;
       const double elements = strategies::local_elements(plan_.mesh, sh, o, w.spec);
       const AxisSet axes = weight_grad_partial_axes(o, sh, w);
-      // Reduced in the implementation's buckets, as the lowering does: at a bucket's rate, without a
-      // latency a weight (a bucket amortises it over its tensors).
+      // Reduced in the implementation's buckets, as the lowering does (sim/work/chunk_program.cpp,
+      // gradient_bucket_kind): at a bucket's rate, without a latency a weight (a bucket amortises it
+      // over its tensors); all-reduced, or with ZeRO 1–2 reduce-scattered.
       const double bucket = std::max(plan_.grad_bucket_bytes, 1.0);
-      n.reductions += elements * grad_bytes * collective_seconds(CollectiveKind::AllReduce, axes, bucket) / bucket;
-      if (device_.memory_bandwidth_bytes_per_s > 0) n.paid += elements * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
+      const bool zero = plan_.zero >= 1 && plan_.zero < 3;
+      n.reductions += elements * grad_bytes *
+                      collective_seconds(zero ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, axes, bucket) / bucket;
+      // ZeRO 1–2 then gathers the updated weights the data axis replicates, after the optimizer step
+      // (sim/lower/step_end.cpp): nothing runs beside it, unless overlap_param_gather moves it under
+      // the next step's forward.
+      if (zero && !plan_.overlap_param_gather && plan_.dp_axis >= 0 && replicated_over(sh, o, w, plan_.dp_axis)) {
+        const double weight_bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
+        // One gather of all of them: at the rate of the program's weights gathered whole.
+        const double all = std::max(gathered_bytes_, 1.0);
+        n.paid += elements * weight_bytes * collective_seconds(CollectiveKind::AllGather, {plan_.dp_axis}, all) / all;
+      }
+      // The optimizer's pass over the weights it updates: with ZeRO, a weight the data axis replicates
+      // is updated in one shard a rank (strategies/stage_weights.hpp, zero_replicas).
+      const bool sharded_update = plan_.zero >= 1 && plan_.dp_axis >= 0 && replicated_over(sh, o, w, plan_.dp_axis);
+      const double updated = sharded_update ? elements / static_cast<double>(plan_.mesh.axes[static_cast<std::size_t>(plan_.dp_axis)].size) : elements;
+      if (device_.memory_bandwidth_bytes_per_s > 0) n.paid += updated * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
     }
     return n;
+  }
+
+  /// Whether weight `w` of `o` under `sh` is whole along mesh axis `axis` (no dim of it split there).
+  [[nodiscard]] static bool replicated_over(const OpSharding& sh, const Operator& o, const models::Weight& w, int axis) {
+    (void)o;
+    for (const auto& d : w.spec.dims) {
+      const auto& on = sh.axes_of(d);
+      if (std::find(on.begin(), on.end(), axis) != on.end()) return false;
+    }
+    return true;
   }
 
   /// (state, activations) in bytes: the weights it holds first with their gradients and optimizer
@@ -570,6 +600,7 @@ class Builder {
   std::map<std::pair<std::size_t, std::size_t>, int> pair_first_;  ///< each coupled pair's first e variable
   std::vector<std::map<int, double>> exposed_rows_;  ///< the rows z ≥ −Σ coeff·x (seconds), by variable
   int z_ = -1;  ///< the variable of the reductions' exposed time
+  double gathered_bytes_ = 0;  ///< the program's weights, whole: the size ZeRO's parameter gather is priced at
   std::set<std::pair<OpId, std::string>> weight_holder_;
   std::map<std::tuple<CollectiveKind, std::vector<int>, double>, double> collective_cache_;
 };
