@@ -14,9 +14,12 @@
 ///    weights are the same are one group, with one 0–1 vector s_G (Σ s_G = 1), as Alpa clusters
 ///    layers; this keeps a 96-layer model's program the size of one layer's;
 ///  - node cost of a candidate: its forward and backward kernel time per micro-batch (sim/cost_model.hpp,
-///    the local shapes) × micro-batches, and the optimizer's pass over the local weights;
+///    the local shapes) × micro-batches, and the optimizer's pass over the local weights (with ZeRO,
+///    over one data rank's shard of those the data axis replicates); with ZeRO 1–2, the gather of
+///    those weights after the step at the rate of the program's weights gathered at once (paid whole:
+///    nothing runs beside it, unless overlap_param_gather hides it under the next forward);
 ///  - weight-gradient reductions: each weight gradient that is a partial sum over some axes is
-///    all-reduced over them once a step, priced at a gradient bucket's rate (sim/collectives.hpp on
+///    all-reduced (ZeRO 1–2: reduce-scattered) over them once a step, priced at a gradient bucket's rate (sim/collectives.hpp on
 ///    device 0's group along them: buckets amortise the latency). They run in order as the last
 ///    micro-batch's backward completes each layer, so the step pays
 ///    z = max(0, max_k (Σ_{l ≤ k} reductions_l − Σ_{l < k} backward_l)) over the graph's layers k,
