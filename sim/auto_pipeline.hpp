@@ -20,7 +20,9 @@
 ///
 /// Departures from Alpa, said here and in docs/validation.md: every stage has the same sub-mesh (the
 /// plan's mesh: the pipeline axis × the user's axes; parasim's plans give each stage as many devices),
-/// so the sub-mesh shapes the search tries are the meshes it builds, not a per-stage choice; a stage's
+/// so the physical sub-mesh sizes are the search's pp values, not a per-stage choice; the logical
+/// shapes of a stage's sub-mesh Alpa tries ((n, d), (n·d, 1), (1, n·d) for n nodes of d devices) are
+/// within each stage's program, which may put both axes of a node × device mesh on one dim; a stage's
 /// cost in the cut is the sum of its layers' (edges between layers of a stage are priced in step 4
 /// only); the weight-gradient reductions, which every stage runs at once after its last backward, are
 /// left out of T (the stages' programs price them).
