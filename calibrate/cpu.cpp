@@ -73,7 +73,7 @@ std::vector<double> refinement_midpoints(std::span<const Sample> sorted, double 
 }
 
 bool on_cache_edge(double bytes, double last_level_cache_bytes) {
-  return last_level_cache_bytes > 0 && bytes >= last_level_cache_bytes / 2 && bytes < 4 * last_level_cache_bytes;
+  return last_level_cache_bytes > 0 && bytes >= last_level_cache_bytes / 4 && bytes < 4 * last_level_cache_bytes;
 }
 
 CpuMeasurement measure_cpu(const CpuOptions& options) {
