@@ -1,7 +1,6 @@
 #include "sim/auto_pipeline.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
@@ -69,10 +68,6 @@ std::string AutoPipeline::outcome() const {
 AutoPipeline auto_pipeline(const Graph& g, const strategies::Plan& plan, const Cluster& cluster, const DeviceProfile& device,
                            const AutoShardingOptions& options, const std::vector<std::int64_t>& stage_layers) {
   PARASIM_CHECK(plan.pp > 1 && plan.virtual_stages == 1 && plan.pp_axis >= 0, "auto_pipeline: a pipeline of one chunk a stage");
-  const auto start = std::chrono::steady_clock::now();
-  auto left = [&] {
-    return options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
   const std::size_t L = g.layers().size();
   const auto stages = static_cast<std::size_t>(plan.pp);
   std::vector<std::vector<OpId>> layer_ops(L);
@@ -89,7 +84,6 @@ AutoPipeline auto_pipeline(const Graph& g, const strategies::Plan& plan, const C
     std::map<std::string, std::size_t> solved;  // signature → the layer first solved with it
     std::vector<std::string> signature(L);
     for (std::size_t l = 0; l < L; ++l) signature[l] = layer_signature(g, layer_ops[l]);
-    const std::size_t distinct = std::set<std::string>(signature.begin(), signature.end()).size();
     std::vector<AutoSharding> layer(L);
     std::vector<std::size_t> source(L);  // the layer whose program stands for layer l
     out.layer_seconds.assign(L, 0);
@@ -104,7 +98,6 @@ AutoPipeline auto_pipeline(const Graph& g, const strategies::Plan& plan, const C
         o.end_layer = static_cast<std::int32_t>(l + 1);
         o.bound_memory = false;
         o.in_flight = 1;
-        o.time_limit_s = std::max(0.05, left() / 2 / static_cast<double>(distinct - out.layer_programs));
         layer[l] = auto_shard(g, plan, cluster, device, o);
         ++out.layer_programs;
       }
@@ -173,7 +166,6 @@ AutoPipeline auto_pipeline(const Graph& g, const strategies::Plan& plan, const C
     o.end_layer = first + static_cast<std::int32_t>(cut[s]);
     o.in_flight = in_flight[s];
     o.bound_memory = true;
-    o.time_limit_s = std::max(0.05, left() / static_cast<double>(stages - s));
     try {
       out.stages.push_back(auto_shard(g, plan, cluster, device, o));
     } catch (const PlanError& e) {

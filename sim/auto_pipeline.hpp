@@ -50,8 +50,8 @@ struct AutoPipeline {
 /// Cuts `g` into `plan.pp` stages (or takes `stage_layers`, where not empty: layers per stage) and
 /// shards each (see above) on `cluster`, whose device 0 is of kind `device`. Preconditions: plan.pp > 1,
 /// plan.virtual_stages == 1, the plan has a named mesh. Throws PlanError where no cut fits the memory
-/// or a stage's program finds no sharding that does. `options.time_limit_s` is shared among all the
-/// programs; the layer range and memory fields of `options` are set here.
+/// or a stage's program finds no sharding that does. `options.time_limit_s` bounds each program (a
+/// layer's, a stage's); the layer range and memory fields of `options` are set here.
 [[nodiscard]] AutoPipeline auto_pipeline(const models::Graph& g, const strategies::Plan& plan, const Cluster& cluster,
                                          const DeviceProfile& device, const AutoShardingOptions& options,
                                          const std::vector<std::int64_t>& stage_layers = {});
