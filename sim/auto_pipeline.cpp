@@ -1,9 +1,7 @@
 #include "sim/auto_pipeline.hpp"
 
 #include <algorithm>
-#include <map>
 #include <set>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/format.hpp"
@@ -17,39 +15,23 @@ namespace {
 using models::Graph;
 using models::OpId;
 
-/// What makes two layers' programs the same: their operators in order, each by its layer-free name,
-/// kind, shapes, weights and where its inputs come from (an operator of the layer, by position, or
-/// outside it).
-std::string layer_signature(const Graph& g, const std::vector<OpId>& ops) {
-  std::map<OpId, std::size_t> position;
-  for (std::size_t i = 0; i < ops.size(); ++i) position[ops[i]] = i;
-  std::ostringstream s;
-  for (OpId op : ops) {
-    const models::Operator& o = g.op(op);
-    s << sharding_group_pattern(o.name) << '|' << models::to_string(o.kind) << '|' << o.variant << '|';
-    for (const auto& d : o.dims) s << d.name << ':' << d.size << (d.splittable ? "" : "!") << ',';
-    for (const auto& d : o.extent_dims) s << '(' << d.name << ':' << d.size << ')';
-    for (const auto& t : o.inputs) {
-      s << "i[";
-      for (const auto& d : t.dims) s << d << ',';
-      s << ']';
-    }
-    s << "o[";
-    for (const auto& d : o.output.dims) s << d << ',';
-    s << ']';
-    for (const auto& w : o.weights) {
-      s << "w[";
-      for (const auto& d : w.spec.dims) s << d << ',';
-      s << ']';
-    }
-    s << "<";
-    for (OpId p : g.producers(op)) {
-      const auto it = position.find(p);
-      s << (it == position.end() ? std::string("x") : std::to_string(it->second)) << ',';
-    }
-    s << ">;";
+/// Whether two layers' programs are the same: their operators pairwise of one name pattern and
+/// alike (sharding_alike), their inputs from the same positions within the layer, or both from
+/// outside it.
+bool layers_alike(const Graph& g, const std::vector<OpId>& a, const std::vector<OpId>& b) {
+  if (a.size() != b.size()) return false;
+  auto position = [](const std::vector<OpId>& ops, OpId p) {
+    return static_cast<std::size_t>(std::find(ops.begin(), ops.end(), p) - ops.begin());  // ops.size(): outside
+  };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const models::Operator& oa = g.op(a[i]);
+    const models::Operator& ob = g.op(b[i]);
+    if (sharding_group_pattern(oa.name) != sharding_group_pattern(ob.name) || !sharding_alike(oa, ob)) return false;
+    const auto pa = g.producers(a[i]), pb = g.producers(b[i]);
+    for (std::size_t k = 0; k < pa.size(); ++k)
+      if (position(a, pa[k]) != position(b, pb[k])) return false;
   }
-  return s.str();
+  return true;
 }
 
 }  // namespace
@@ -81,18 +63,17 @@ AutoPipeline auto_pipeline(const Graph& g, const strategies::Plan& plan, const C
   std::vector<std::int64_t> cut = stage_layers;
   if (cut.empty()) {
     // 1. Each layer alone, alike layers once.
-    std::map<std::string, std::size_t> solved;  // signature → the layer first solved with it
-    std::vector<std::string> signature(L);
-    for (std::size_t l = 0; l < L; ++l) signature[l] = layer_signature(g, layer_ops[l]);
+    std::vector<std::size_t> solved;  // the layers whose programs were solved
     std::vector<AutoSharding> layer(L);
     std::vector<std::size_t> source(L);  // the layer whose program stands for layer l
     out.layer_seconds.assign(L, 0);
     std::vector<double> least_state(L, 0), least_activations(L, 0);
     const double m = static_cast<double>(std::max<std::int64_t>(plan.micro_batches, 1));
     for (std::size_t l = 0; l < L; ++l) {
-      auto [it, fresh] = solved.try_emplace(signature[l], l);
-      source[l] = it->second;
-      if (fresh) {
+      const auto it = std::find_if(solved.begin(), solved.end(), [&](std::size_t k) { return layers_alike(g, layer_ops[k], layer_ops[l]); });
+      source[l] = it == solved.end() ? l : *it;
+      if (it == solved.end()) {
+        solved.push_back(l);
         AutoShardingOptions o = options;
         o.first_layer = static_cast<std::int32_t>(l);
         o.end_layer = static_cast<std::int32_t>(l + 1);

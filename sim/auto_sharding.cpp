@@ -17,6 +17,7 @@
 #include "strategies/local_shape.hpp"
 #include "strategies/memory.hpp"
 #include "strategies/propagation.hpp"
+#include "strategies/stage_weights.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -49,8 +50,9 @@ std::string group_pattern(const std::string& name) {
   return out;
 }
 
-/// Operators of one group must be alike in all that prices them.
-bool alike(const Operator& a, const Operator& b) {
+}  // namespace
+
+bool sharding_alike(const Operator& a, const Operator& b) {
   if (a.kind != b.kind || a.variant != b.variant || a.dims != b.dims || a.extent_dims != b.extent_dims || a.inputs != b.inputs ||
       a.output != b.output || a.weights.size() != b.weights.size() || a.routing != b.routing)
     return false;
@@ -58,6 +60,8 @@ bool alike(const Operator& a, const Operator& b) {
     if (a.weights[i].spec != b.weights[i].spec) return false;
   return true;
 }
+
+namespace {
 
 bool padded(const Graph& g, const models::Dim& d) { return strategies::split_may_pad(g, d); }
 
@@ -125,6 +129,9 @@ class Builder {
       const auto& axis = plan.mesh.axes[static_cast<std::size_t>(a)];
       if (axis.role != strategies::AxisRole::Pipeline && axis.size > 1) axes_.push_back(a);
     }
+    for (int a : {plan.dp_axis, plan.ep_axis, plan.cp_axis})
+      if (a >= 0 && plan.mesh.axes[static_cast<std::size_t>(a)].size > 1) data_axes_.push_back(a);
+    std::sort(data_axes_.begin(), data_axes_.end());
   }
 
   AutoSharding solve() {
@@ -450,7 +457,7 @@ class Builder {
       const std::string pattern = group_pattern(o.name);
       std::size_t found = groups_.size();
       for (std::size_t gi : by_pattern[pattern])
-        if (alike(g_.op(groups_[gi].ops.front()), o)) found = gi;
+        if (sharding_alike(g_.op(groups_[gi].ops.front()), o)) found = gi;
       if (found == groups_.size()) {
         groups_.push_back(Group{pattern, {}, candidates_of(g_, o, plan_.mesh, axes_)});
         by_pattern[pattern].push_back(found);
@@ -507,32 +514,20 @@ class Builder {
       const bool zero = plan_.zero >= 1 && plan_.zero < 3;
       n.reductions += elements * grad_bytes *
                       collective_seconds(zero ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce, axes, bucket) / bucket;
-      // ZeRO 1–2 then gathers the updated weights the data axis replicates, after the optimizer step
-      // (sim/lower/step_end.cpp): nothing runs beside it, unless overlap_param_gather moves it under
-      // the next step's forward.
-      if (zero && !plan_.overlap_param_gather && plan_.dp_axis >= 0 && replicated_over(sh, o, w, plan_.dp_axis)) {
+      // ZeRO shards a weight's update over its data-parallel replicas (strategies/stage_weights.hpp,
+      // the lowering's own rule); ZeRO 1–2 then gathers the replicated weights after the optimizer
+      // step (sim/lower/step_end.cpp): nothing runs beside it, unless overlap_param_gather moves it
+      // under the next step's forward.
+      const double replicas = plan_.zero >= 1 ? strategies::zero_replicas(plan_, sh, w) : 1.0;
+      if (zero && replicas > 1 && !plan_.overlap_param_gather) {
         const double weight_bytes = static_cast<double>(models::bytes_of(models::weight_dtype(plan_.precision)));
         // One gather of all of them: at the rate of the program's weights gathered whole.
         const double all = std::max(gathered_bytes_, 1.0);
-        n.paid += elements * weight_bytes * collective_seconds(CollectiveKind::AllGather, {plan_.dp_axis}, all) / all;
+        n.paid += elements * weight_bytes * collective_seconds(CollectiveKind::AllGather, data_axes_, all) / all;
       }
-      // The optimizer's pass over the weights it updates: with ZeRO, a weight the data axis replicates
-      // is updated in one shard a rank (strategies/stage_weights.hpp, zero_replicas).
-      const bool sharded_update = plan_.zero >= 1 && plan_.dp_axis >= 0 && replicated_over(sh, o, w, plan_.dp_axis);
-      const double updated = sharded_update ? elements / static_cast<double>(plan_.mesh.axes[static_cast<std::size_t>(plan_.dp_axis)].size) : elements;
-      if (device_.memory_bandwidth_bytes_per_s > 0) n.paid += updated * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
+      if (device_.memory_bandwidth_bytes_per_s > 0) n.paid += elements / replicas * optimizer_bytes / device_.memory_bandwidth_bytes_per_s;
     }
     return n;
-  }
-
-  /// Whether weight `w` of `o` under `sh` is whole along mesh axis `axis` (no dim of it split there).
-  [[nodiscard]] static bool replicated_over(const OpSharding& sh, const Operator& o, const models::Weight& w, int axis) {
-    (void)o;
-    for (const auto& d : w.spec.dims) {
-      const auto& on = sh.axes_of(d);
-      if (std::find(on.begin(), on.end(), axis) != on.end()) return false;
-    }
-    return true;
   }
 
   /// (state, activations) in bytes: the weights it holds first with their gradients and optimizer
@@ -600,6 +595,7 @@ class Builder {
   std::map<std::pair<std::size_t, std::size_t>, int> pair_first_;  ///< each coupled pair's first e variable
   std::vector<std::map<int, double>> exposed_rows_;  ///< the rows z ≥ −Σ coeff·x (seconds), by variable
   int z_ = -1;  ///< the variable of the reductions' exposed time
+  std::vector<int> data_axes_;  ///< the axes ZeRO shards over and gathers along, outermost first
   double gathered_bytes_ = 0;  ///< the program's weights, whole: the size ZeRO's parameter gather is priced at
   std::set<std::pair<OpId, std::string>> weight_holder_;
   std::map<std::tuple<CollectiveKind, std::vector<int>, double>, double> collective_cache_;

@@ -94,6 +94,10 @@ struct AutoSharding {
   [[nodiscard]] std::string outcome() const;
 };
 
+/// Whether two operators are alike in all that prices their candidates (kind, dims, tensors, weights,
+/// routing): operators alike under one name pattern share a choice.
+[[nodiscard]] bool sharding_alike(const models::Operator& a, const models::Operator& b);
+
 /// "layers.17.mlp.fc1" → "layers.*.mlp.fc1": an operator's name with the numbers between dots (its
 /// layer's) as `*`; operators alike under one pattern share a choice.
 [[nodiscard]] std::string sharding_group_pattern(const std::string& name);

@@ -8,6 +8,20 @@
 
 namespace parasim::strategies {
 
+double zero_replicas(const Plan& plan, const OpSharding& sh, const models::Weight& w) {
+  // Replicas that reduce a weight's gradient, over which ZeRO shards it: data (and expert) and
+  // context parallel ranks (Megatron-Core's distributed optimizer shards over dp × cp).
+  double replicas = 1;
+  for (int axis : {plan.dp_axis, plan.ep_axis, plan.cp_axis}) {
+    if (axis < 0) continue;
+    bool splits_weight = false;
+    for (const auto& d : w.spec.dims)
+      for (int a : sh.axes_of(d)) splits_weight |= (a == axis);
+    if (!splits_weight) replicas *= static_cast<double>(plan.mesh.axes[static_cast<std::size_t>(axis)].size);
+  }
+  return replicas;
+}
+
 std::vector<StageWeight> stage_weights(const models::Graph& g, const Plan& plan) {
   std::vector<StageWeight> out;
   std::set<std::pair<std::int64_t, std::string>> seen;
@@ -26,15 +40,7 @@ std::vector<StageWeight> stage_weights(const models::Graph& g, const Plan& plan)
       sw.op = id;
       sw.weight = &w;
       sw.local_elements = local_elements(plan.mesh, sh, o, w.spec);
-      // Replicas that reduce a weight's gradient, over which ZeRO shards it: data (and expert) and
-      // context parallel ranks (Megatron-Core's distributed optimizer shards over dp × cp).
-      for (int axis : {plan.dp_axis, plan.ep_axis, plan.cp_axis}) {
-        if (axis < 0) continue;
-        bool splits_weight = false;
-        for (const auto& d : w.spec.dims)
-          for (int a : sh.axes_of(d)) splits_weight |= (a == axis);
-        if (!splits_weight) sw.zero_replicas *= static_cast<double>(plan.mesh.axes[static_cast<std::size_t>(axis)].size);
-      }
+      sw.zero_replicas = zero_replicas(plan, sh, w);
       out.push_back(sw);
     }
   }

@@ -23,6 +23,10 @@ struct StageWeight {
   bool shared_across_stages = false;
 };
 
+/// The data-parallel replicas of weight `w` under sharding `sh` (StageWeight::zero_replicas): the
+/// product of the data, expert and context axes that do not split it.
+[[nodiscard]] double zero_replicas(const Plan& plan, const OpSharding& sh, const models::Weight& w);
+
 /// In graph order, each (stage, weight name) once.
 [[nodiscard]] std::vector<StageWeight> stage_weights(const models::Graph& graph, const Plan& plan);
 
