@@ -232,10 +232,33 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   if (!m.thin.empty()) {
     std::vector<ThinGemm> thin;
     for (const auto& [dim, seconds] : m.thin) thin.push_back({dim, seconds});
-    const auto [curve, listing_text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other);
+    auto [curve, listing_text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other);
+    // A GEMM whose smallest dim is thin_other is the square sweep's thin_other³: factor 1 by
+    // definition. Without that point the curve would hold its widest thin dim's factor for every
+    // wider GEMM, squares included (EfficiencyCurve::at keeps its last point).
+    if (curve.points.back().first < static_cast<double>(m.thin_other)) {
+      curve.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
+      listing_text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
+    }
+    // Each orientation's own factor (the thin dim as m, as n, as k), at most 1, and 1 at thin_other.
+    std::string by_dim_text;
+    for (std::size_t o = 0; o < 3; ++o) {
+      std::vector<Sample> factors;
+      by_dim_text += std::string(o == 0 ? "" : "; ") + "mnk"[o] + " thin: ";
+      for (const auto& [dim, seconds] : m.thin) {
+        const double flops = 2.0 * static_cast<double>(dim) * static_cast<double>(m.thin_other) * static_cast<double>(m.thin_other);
+        const double factor = std::min(1.0, sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, 0, flops, 1) / seconds[o]);
+        factors.push_back({static_cast<double>(dim), factor});
+        by_dim_text += (factors.size() == 1 ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
+      }
+      if (factors.back().size < static_cast<double>(m.thin_other)) factors.push_back({static_cast<double>(m.thin_other), 1.0});
+      d.gemm_thin_efficiency_by_dim[o] = efficiency_curve(factors, 1.0);
+    }
     d.gemm_thin_efficiency = curve;
     d.sources["gemm_thin_efficiency"] = where + ": cblas_sgemm with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
                                         ", the square curve's time over the measured, averaged over the three orientations: " + listing_text;
+    d.sources["gemm_thin_efficiency_by_dim"] = where + ": the same GEMMs (untransposed), each orientation's own, and 1 at " +
+                                               std::to_string(m.thin_other) + " (the square): " + by_dim_text;
   }
   // Held-out shapes, predicted as the cost model times an executed plan's kernels
   // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.
@@ -244,8 +267,8 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     const double flops = 2.0 * static_cast<double>(mm) * static_cast<double>(nn) * static_cast<double>(kk);
     const double bytes = 4.0 * static_cast<double>(mm * kk + kk * nn + mm * nn);
     d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s,
-                          sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, bytes, flops, 1,
-                                              static_cast<double>(std::min({mm, nn, kk})))});
+                          sim::gemm_kernel_seconds(d, models::DType::F32, flops, bytes, flops, 1, static_cast<double>(mm), static_cast<double>(nn),
+                                                   static_cast<double>(kk))});
   }
   for (const auto& [bytes, s] : m.held_out_memory)
     d.held_out.push_back({"memory", bytes_text(bytes), s, sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1)});

@@ -56,6 +56,10 @@ std::vector<double> interleaved_medians(std::span<const std::function<void()>> r
   std::vector<std::vector<double>> times(runs.size());
   for (int r = 0; r < rounds; ++r)
     for (std::size_t i = 0; i < runs.size(); ++i) {
+      // One untimed run first: the runs before it in the round have evicted its operands from the
+      // caches, and only a round's first run would find them cold, so a run timed once or twice a
+      // round would have a cold median and one timed many times a warm one.
+      runs[i]();
       double total = 0;
       do {
         const auto t0 = Clock::now();

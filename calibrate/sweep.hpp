@@ -56,8 +56,8 @@ struct ThinGemm {
 [[nodiscard]] double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s);
 
 /// The median wall time of each of `runs`, timed in `rounds` rounds: each round times every run in
-/// turn, each until its runs in that round took `min_total_s / rounds` (at least once), and a run's
-/// median is over all its rounds. Interleaved so a drift of the machine's speed (another process,
+/// turn, after one untimed run (its operands back in the caches), until its runs in that round took
+/// `min_total_s / rounds` (at least once), and a run's median is over all its rounds. Interleaved so a drift of the machine's speed (another process,
 /// the clock) falls on every size alike, not on the sizes measured last: the held-out checks of a
 /// calibration compare sizes measured in one sweep.
 [[nodiscard]] std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s);

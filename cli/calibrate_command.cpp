@@ -155,6 +155,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "  fp32 peak (fastest sgemm)      " << fixed(d.peak_flops_per_s.at(models::DType::F32) / 1e9, 2) << " GFLOP/s\n";
     print_curve(out, "GEMM efficiency by n^3", d.gemm_efficiency, [](double f) { return std::to_string(std::llround(std::cbrt(f / 2))) + "^3"; });
     print_curve(out, "thin-GEMM factor by smallest dim", d.gemm_thin_efficiency, [](double x) { return std::to_string(std::llround(x)); });
+    for (std::size_t o = 0; o < 3; ++o)
+      if (!d.gemm_thin_efficiency_by_dim[o].points.empty())
+        print_curve(out, (std::string("  as ") + "mnk"[o] + " (untransposed)").c_str(), d.gemm_thin_efficiency_by_dim[o],
+                    [](double x) { return std::to_string(std::llround(x)); });
     out << "  memory bandwidth (best pass)   " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
     print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
     out << "  softmax rate                   " << fixed(d.softmax_flops_per_s / 1e9, 2) << " GFLOP/s\n";

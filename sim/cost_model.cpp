@@ -23,14 +23,14 @@ double gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
   return *peak;
 }
 
-double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
-                      int kernels, double gemm_min_dim) {
+namespace {
+
+/// kernel_seconds with a GEMM's thin factor given.
+double kernel_seconds_at(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
+                         int kernels, double thin) {
   double compute_s = 0;
   if (flops > 0) {
     if (cls == models::OpClass::Gemm) {
-      // A thin GEMM (one of m, n, k small) reaches less of the peak than a square one of the same
-      // FLOPs: its blocking wastes the register tile and its packing is amortised over fewer FLOPs.
-      const double thin = gemm_min_dim > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(gemm_min_dim) : 1.0;
       compute_s = flops / (gemm_peak_flops(device, dtype) * device.gemm_curve(dtype).at(std::max(gemm_flops, 1.0)) * thin);
     } else {
       // Element-wise arithmetic runs on the vector units at the fp32 peak.
@@ -42,6 +42,29 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   const double memory_s =
       bytes > 0 ? bytes / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(std::max(bytes / kernels, 1.0))) : 0.0;
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
+}
+
+}  // namespace
+
+double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
+                      int kernels, double gemm_min_dim) {
+  // A thin GEMM (one of m, n, k small) reaches less of the peak than a square one of the same
+  // FLOPs: its blocking wastes the register tile and its packing is amortised over fewer FLOPs.
+  const double thin = gemm_min_dim > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(gemm_min_dim) : 1.0;
+  return kernel_seconds_at(device, cls, dtype, flops, bytes, gemm_flops, kernels, thin);
+}
+
+double gemm_thin_factor(const DeviceProfile& device, double m, double n, double k) {
+  const double smallest = std::min({m, n, k});
+  if (!(smallest > 0)) return 1.0;
+  const std::size_t dim = m == smallest ? 0 : n == smallest ? 1 : 2;
+  if (!device.gemm_thin_efficiency_by_dim[dim].points.empty()) return device.gemm_thin_efficiency_by_dim[dim].at(smallest);
+  return device.gemm_thin_efficiency.points.empty() ? 1.0 : device.gemm_thin_efficiency.at(smallest);
+}
+
+double gemm_kernel_seconds(const DeviceProfile& device, models::DType dtype, double flops, double bytes, double gemm_flops, int kernels, double m,
+                           double n, double k) {
+  return kernel_seconds_at(device, models::OpClass::Gemm, dtype, flops, bytes, gemm_flops, kernels, gemm_thin_factor(device, m, n, k));
 }
 
 namespace {
@@ -136,7 +159,12 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     patch_bwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 5 * patch_bytes, 0, 1);
   }
   const double min_dim = w.cls == models::OpClass::Gemm ? std::min({w.gemm_m, w.gemm_n, w.gemm_k}) : 0.0;
-  c.fwd_s = kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, min_dim) + patch_fwd_s;
+  // The forward's GEMMs are untransposed (exec/kernels.cpp): their own orientation's thin factor. The
+  // backward's two (dX = dY·Wᵀ, dW = Xᵀ·dY) transpose an operand each, which the calibration's sweep
+  // does not time: the orientations' average stands for them.
+  c.fwd_s = (w.cls == models::OpClass::Gemm ? gemm_kernel_seconds(device, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, w.gemm_m, w.gemm_n, w.gemm_k)
+                                            : kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, min_dim)) +
+            patch_fwd_s;
   // A softmax's or cross-entropy's exponentials at the device's measured softmax rate, where it has
   // one (a CPU's, far below its fp32 peak); the backward has none.
   if (w.exponential && device.softmax_flops_per_s > 0)

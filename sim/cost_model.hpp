@@ -28,6 +28,16 @@ namespace parasim::sim {
 [[nodiscard]] double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes,
                                     double gemm_flops, int kernels, double gemm_min_dim = 0);
 
+/// The thin-GEMM factor of an untransposed m × n × k GEMM: the curve of the dim that is its smallest
+/// (DeviceProfile::gemm_thin_efficiency_by_dim; m before n before k on a tie) where the profile has
+/// them, else the orientations' average at its smallest dim, else 1.
+[[nodiscard]] double gemm_thin_factor(const DeviceProfile& device, double m, double n, double k);
+
+/// Time of one kernel of untransposed m × n × k GEMMs (a layer's forward), as kernel_seconds with the
+/// thin factor of that orientation.
+[[nodiscard]] double gemm_kernel_seconds(const DeviceProfile& device, models::DType dtype, double flops, double bytes, double gemm_flops, int kernels,
+                                         double m, double n, double k);
+
 /// Fraction of `dtype`'s peak a fused attention kernel reaches on `device` (DeviceProfile's
 /// attention_efficiency): the curves of implementation `kernel` (empty: the device's default, its first
 /// listed), of that dtype (fp16 and bf16 stand for each other) and mask

@@ -56,6 +56,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   if (!device.interference.none()) names.emplace_back("interference");
   if (device.convolution != "winograd") names.emplace_back("convolution");
   if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");
+  if (!device.gemm_thin_efficiency_by_dim[0].points.empty()) names.emplace_back("gemm_thin_efficiency_by_dim");
   return names;
 }
 

@@ -3,6 +3,7 @@
 /// the built-in datasheet profile (figures from vendor datasheets and public microbenchmarks, each
 /// with its source, shipped as JSON in sim/profiles/) or one written by `parasim calibrate`.
 /// Efficiency curves are data in the profile, never constants in code.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -62,6 +63,11 @@ struct DeviceProfile {
   /// the peak than a square one of equal FLOPs); empty: 1 at every size. Measured by `parasim
   /// calibrate --backend cpu`; no datasheet gives it.
   EfficiencyCurve gemm_thin_efficiency;
+  /// The same factor for an untransposed GEMM (a layer's forward) by which of its dims is the
+  /// smallest: [0] m, [1] n, [2] k. The three differ by up to a fifth on one CPU (a thin m streams
+  /// the whole of B for few rows of A); empty curves: the average above serves. Measured by `parasim
+  /// calibrate --backend cpu`.
+  std::array<EfficiencyCurve, 3> gemm_thin_efficiency_by_dim;
   /// A dtype's own GEMM curve where one was measured (an fp8 GEMM reaches a different fraction of its
   /// peak than a bf16 one); `gemm_efficiency` serves the others.
   std::map<models::DType, EfficiencyCurve> gemm_efficiency_by_dtype;

@@ -214,6 +214,17 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   } else {
     r.accept("gemm_thin_efficiency");
   }
+  if (r.has("gemm_thin_efficiency_by_dim")) {
+    ObjectReader by = r.object("gemm_thin_efficiency_by_dim");
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::string dim(1, "mnk"[i]);
+      by.required(dim);
+      d.gemm_thin_efficiency_by_dim[i] = read_curve(doc, by.pointer_of(dim));
+    }
+    by.finish();
+  } else {
+    r.accept("gemm_thin_efficiency_by_dim");
+  }
   d.convolution = r.string_or("convolution", "winograd");
   if (d.convolution != "winograd" && d.convolution != "im2col-gemm")
     throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
@@ -429,6 +440,10 @@ nlohmann::json to_json(const Profile& profile) {
     if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
     if (d.convolution != "winograd") devices[name]["convolution"] = d.convolution;
     if (!d.gemm_thin_efficiency.points.empty()) devices[name]["gemm_thin_efficiency"] = curve_to_json(d.gemm_thin_efficiency);
+    if (!d.gemm_thin_efficiency_by_dim[0].points.empty())
+      devices[name]["gemm_thin_efficiency_by_dim"] = {{"m", curve_to_json(d.gemm_thin_efficiency_by_dim[0])},
+                                                      {"n", curve_to_json(d.gemm_thin_efficiency_by_dim[1])},
+                                                      {"k", curve_to_json(d.gemm_thin_efficiency_by_dim[2])}};
     if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();

@@ -64,15 +64,28 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
              WithinRel(2.0 * 1024 * 1024 * 1024 / 80e9 + 0.5e-6, 1e-12));
   CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 2.0 * 64 * 64 * 64, 0, 2.0 * 64 * 64 * 64, 1),
              WithinRel(2.0 * 64 * 64 * 64 / 20e9 + 0.5e-6, 1e-12));
-  // Held out: a 64×128×32 GEMM, 524,288 FLOPs (the curve's first point, 0.25 of 80 GFLOP/s) and
-  // thin at 32 (the thin curve's one point, 0.41667, holds beyond it), predicted 524,288 / (20e9 ·
-  // 0.41667) = 62.915 µs + 0.5 µs; its operands and product, 4·(64·32 + 32·128 + 64·128) =
+  // Held out: a 64×128×32 GEMM, 524,288 FLOPs (the curve's first point, 0.25 of 80 GFLOP/s), its
+  // k thin at 32: on the k curve, in log2 dim two sevenths of the way from 8 (0.25) to 1024 (1, the
+  // square), 0.25 + 0.75 · 2/7 = 13/28, predicted 524,288 / (20e9 · 13/28) = 56.462 µs + 0.5 µs;
+  // its operands and product, 4·(64·32 + 32·128 + 64·128) =
   // 57,344 B, at 30 GB/s (efficiency 1 below 48 MiB) take 1.9 µs, less. A 96 MiB memory pass: the
   // curve at one third of the way from 48 MiB to 384 MiB in log-size, 1 − (1 − 0.4)/3 = 0.8, so
   // 100,663,296 B / 24 GB/s = 4.194304 ms + 0.5 µs.
-  REQUIRE(d.gemm_thin_efficiency.points.size() == 1);
+  // The thin curve: the measured 8 and, at the thin GEMMs' other dims (1024), the square's 1.
+  REQUIRE(d.gemm_thin_efficiency.points.size() == 2);
   CHECK(d.gemm_thin_efficiency.points[0].first == 8);
   CHECK_THAT(d.gemm_thin_efficiency.points[0].second, WithinRel(1.25 / 3, 1e-12));
+  CHECK(d.gemm_thin_efficiency.points[1] == std::pair<double, double>{1024.0, 1.0});
+  // Each orientation's own: 0.5 as m and as n, 0.25 as k, each 1 at 1024.
+  using Points = std::vector<std::pair<double, double>>;
+  CHECK(d.gemm_thin_efficiency_by_dim[0].points == Points{{8.0, 0.5}, {1024.0, 1.0}});
+  CHECK(d.gemm_thin_efficiency_by_dim[1].points == Points{{8.0, 0.5}, {1024.0, 1.0}});
+  CHECK(d.gemm_thin_efficiency_by_dim[2].points == Points{{8.0, 0.25}, {1024.0, 1.0}});
+  CHECK(sim::gemm_thin_factor(d, 8, 1024, 1024) == 0.5);
+  CHECK(sim::gemm_thin_factor(d, 1024, 1024, 8) == 0.25);
+  // A square GEMM is not thin: 1024³ is the curve's 2^31 point, 1 of 80 GFLOP/s, thin factor 1.
+  CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 2.0 * 1024 * 1024 * 1024, 0, 2.0 * 1024 * 1024 * 1024, 1, 1024),
+             WithinRel(2.0 * 1024 * 1024 * 1024 / 80e9 + 0.5e-6, 1e-12));
   // The cost model multiplies it in for a GEMM whose smallest dim is 8: 524,288 FLOPs at 0.25 · 0.41667
   // of 80 GFLOP/s, 62.915 µs + 0.5 µs.
   CHECK_THAT(sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, 524288, 0, 524288, 1, 8),
@@ -81,7 +94,7 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
   CHECK(d.held_out[0].kernel == "gemm");
   CHECK(d.held_out[0].shape == "64x128x32");
   CHECK(d.held_out[0].measured_s == 3e-5);
-  CHECK_THAT(d.held_out[0].predicted_s, WithinRel(524288 / (20e9 * 1.25 / 3) + 0.5e-6, 1e-12));
+  CHECK_THAT(d.held_out[0].predicted_s, WithinRel(524288 / (20e9 * 13.0 / 28) + 0.5e-6, 1e-12));
   CHECK(d.held_out[1].kernel == "memory");
   CHECK(d.held_out[1].shape == "96 MiB");
   CHECK_THAT(d.held_out[1].predicted_s, WithinRel(4.194304e-3 + 0.5e-6, 1e-12));

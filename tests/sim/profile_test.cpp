@@ -181,7 +181,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(error_of(make(",\n      \"desription\": \"x\"")) ==
           "p.json:12:7: at /devices/chip/desription: unknown key \"desription\" (did you mean \"description\"?); expected one of "
           "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
-          "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
+          "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
           "\"optimizer_flops_per_s\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
   }
