@@ -1,5 +1,6 @@
 #include "data/loader.hpp"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #if defined(__SSE__)
@@ -56,8 +57,30 @@ std::vector<std::int64_t> epoch_permutation(std::int64_t n, std::uint64_t seed, 
   return p;
 }
 
+bool fix_buffer_placement() {
+  // glibc's malloc puts a buffer at an offset within its page that follows what the process
+  // allocated and freed before, and takes buffers below a threshold (which it raises as large
+  // ones are freed) from its heap. The loader's time per sample follows those offsets: about 77 or
+  // about 112 µs a sample on one thread of an AMD EPYC VM, 109 to 149 µs on a Xeon VM, from run to
+  // run of the same binary on the same data, each run keeping its state (docs/validation.md, the
+  // data loader). Aligning the loader's own buffers in code did not remove it: the rest of the
+  // heap's layout (libjpeg-turbo's per-image pool, 16,000 bytes and more from malloc, among it)
+  // takes part. A fixed threshold (mallopt(3), M_MMAP_THRESHOLD; fixing it also stops the raising)
+  // gives each buffer of 16 KiB or more that the heap's free space cannot hold a page-aligned
+  // mapping of its own — about seven a loader (strace: a thread's sample and pixels, the devices'
+  // batches) — and leaves the heap one layout from loader to loader: eight calibrations on the
+  // Xeon put all 24 points within 10% (22 within 4.6%, the worst −9.4%), where eight without it,
+  // interleaved with them, put 9 of 24 outside 15% (−22.6% to +26.0%). 16 KiB: the smallest threshold measured (64 KiB left runs in either state).
+  // Process-wide, set once, by the first loader; true when glibc took it.
+  static std::once_flag once;
+  static bool taken = false;
+  std::call_once(once, [] { taken = mallopt(M_MMAP_THRESHOLD, 16 * 1024) == 1; });
+  return taken;
+}
+
 DataLoader::DataLoader(const std::string& path, const strategies::Plan& plan, LoaderOptions options)
     : dataset_(Dataset::open(path)), plan_(plan), options_(options) {
+  fix_buffer_placement();
   if (options_.threads < 1) throw option_error("found " + std::to_string(options_.threads) + " loader threads; expected at least 1");
   if (options_.prefetch < 1) throw option_error("found a prefetch depth of " + std::to_string(options_.prefetch) + "; expected at least 1 micro-batch");
   if (options_.image_size < 1) throw option_error("found an image side of " + std::to_string(options_.image_size) + "; expected at least 1");

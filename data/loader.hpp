@@ -152,6 +152,12 @@ void copy_to_device(float* dst, const float* src, std::size_t count);
 /// (calibrate/loader.hpp) runs on the cores the loader will.
 void pin_loader_thread(std::int64_t t);
 
+/// Fixes glibc's malloc threshold for a mapping of its own at 16 KiB (mallopt M_MMAP_THRESHOLD,
+/// process-wide, once; true when glibc took it): the loader's time per sample otherwise follows
+/// where its and its decoder's buffers fall within their pages, in states up to 45% apart from
+/// run to run (loader.cpp says what was measured). Called by every DataLoader.
+bool fix_buffer_placement();
+
 /// The permutation of 0 … n − 1 that epoch `epoch` takes the samples in (Fisher–Yates over
 /// SplitMix64 draws from the seed).
 [[nodiscard]] std::vector<std::int64_t> epoch_permutation(std::int64_t n, std::uint64_t seed, std::int64_t epoch);

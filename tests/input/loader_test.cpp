@@ -258,3 +258,15 @@ TEST_CASE("data synth: the same dataset, byte for byte, from the same seed", "[d
     }
   }
 }
+
+// fix_buffer_placement (data/loader.hpp): glibc takes the fixed threshold, once, and a second call
+// (a second loader) finds it taken. What it does for the loader's time is measured, not tested
+// (docs/validation.md, the data loader: eight calibrations against five without it).
+TEST_CASE("loader: the first loader fixes malloc's mapping threshold, once", "[data][loader]") {
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("skipped: AddressSanitizer's allocator replaces glibc's malloc, which mallopt sets");
+  return;
+#endif
+  CHECK(data::fix_buffer_placement());
+  CHECK(data::fix_buffer_placement());
+}
