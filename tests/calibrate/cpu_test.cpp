@@ -150,6 +150,15 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
 // A CI run on 2026-11-27 missed the 12 MiB pass twice (−11%): passes from a quarter of the cache
 // up are now on its edge, and skipped.
 TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10% of their median", "[calibrate][cpu][held-out]") {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer every load and store of the kernels also reads shadow memory: the
+  // memory passes ran 7 to 19 times slower, and on a 2-core Xeon VM (2026-11-27) the 12 MiB pass was three
+  // times −12% to −15% against a curve that held it within 5.1% in the uninstrumented build. The check
+  // is of this machine's kernels as a profile describes them, which the instrumented build does not
+  // run; the calibration's code is still run under the sanitizers by the tests above.
+  WARN("skipped: under AddressSanitizer the kernels' times are the instrumentation's");
+  return;
+#endif
   CpuOptions o;
   o.threads = 1;
   auto misses = [](const sim::DeviceProfile& d) {
