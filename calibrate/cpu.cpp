@@ -232,33 +232,29 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   if (!m.thin.empty()) {
     std::vector<ThinGemm> thin;
     for (const auto& [dim, seconds] : m.thin) thin.push_back({dim, seconds});
-    auto [curve, listing_text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other);
-    // A GEMM whose smallest dim is thin_other is the square sweep's thin_other³: factor 1 by
-    // definition. Without that point the curve would hold its widest thin dim's factor for every
+    // The average over the three orientations, and each orientation's own (the thin dim as m, as n,
+    // as k). A GEMM whose smallest dim is thin_other is the square sweep's thin_other³: factor 1 by
+    // definition; without that point a curve would hold its widest thin dim's factor for every
     // wider GEMM, squares included (EfficiencyCurve::at keeps its last point).
-    if (curve.points.back().first < static_cast<double>(m.thin_other)) {
-      curve.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
-      listing_text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
-    }
-    // Each orientation's own factor (the thin dim as m, as n, as k), at most 1, and 1 at thin_other.
+    auto with_square = [&](std::optional<std::size_t> orientation) {
+      auto [curve, text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other, orientation);
+      if (curve.points.back().first < static_cast<double>(m.thin_other)) {
+        curve.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
+        text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
+      }
+      return std::pair{curve, text};
+    };
+    const auto [curve, listing_text] = with_square(std::nullopt);
     std::string by_dim_text;
     for (std::size_t o = 0; o < 3; ++o) {
-      std::vector<Sample> factors;
-      by_dim_text += std::string(o == 0 ? "" : "; ") + "mnk"[o] + " thin: ";
-      for (const auto& [dim, seconds] : m.thin) {
-        const double flops = 2.0 * static_cast<double>(dim) * static_cast<double>(m.thin_other) * static_cast<double>(m.thin_other);
-        const double factor = std::min(1.0, sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, 0, flops, 1) / seconds[o]);
-        factors.push_back({static_cast<double>(dim), factor});
-        by_dim_text += (factors.size() == 1 ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
-      }
-      if (factors.back().size < static_cast<double>(m.thin_other)) factors.push_back({static_cast<double>(m.thin_other), 1.0});
-      d.gemm_thin_efficiency_by_dim[o] = efficiency_curve(factors, 1.0);
+      const auto [own, text] = with_square(o);
+      d.gemm_thin_efficiency_by_dim[o] = own;
+      by_dim_text += std::string(o == 0 ? "" : "; ") + "mnk"[o] + " thin: " + text;
     }
     d.gemm_thin_efficiency = curve;
     d.sources["gemm_thin_efficiency"] = where + ": cblas_sgemm with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
                                         ", the square curve's time over the measured, averaged over the three orientations: " + listing_text;
-    d.sources["gemm_thin_efficiency_by_dim"] = where + ": the same GEMMs (untransposed), each orientation's own, and 1 at " +
-                                               std::to_string(m.thin_other) + " (the square): " + by_dim_text;
+    d.sources["gemm_thin_efficiency_by_dim"] = where + ": the same GEMMs (untransposed), each orientation's own: " + by_dim_text;
   }
   // Held-out shapes, predicted as the cost model times an executed plan's kernels
   // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.

@@ -91,15 +91,17 @@ double median_seconds(const std::function<void()>& run, int min_repeats, double 
 }
 
 std::pair<sim::EfficiencyCurve, std::string> thin_gemm_curve(const sim::DeviceProfile& device, models::DType dtype, std::span<const ThinGemm> thin,
-                                                            std::int64_t other) {
+                                                            std::int64_t other, std::optional<std::size_t> orientation) {
   PARASIM_CHECK(!thin.empty() && other > 0, "a thin-GEMM sweep has samples");
+  PARASIM_CHECK(!orientation || *orientation < 3, "an orientation is m, n or k");
   std::vector<Sample> factors;
   std::string text;
   for (const ThinGemm& t : thin) {
     const double flops = 2.0 * static_cast<double>(t.dim) * static_cast<double>(other) * static_cast<double>(other);
+    const double square_s = sim::kernel_seconds(device, models::OpClass::Gemm, dtype, flops, 0, flops, 1);
     double sum = 0;
-    for (const double s : t.seconds) sum += std::min(1.0, sim::kernel_seconds(device, models::OpClass::Gemm, dtype, flops, 0, flops, 1) / s);
-    const double factor = sum / static_cast<double>(t.seconds.size());
+    for (const double s : t.seconds) sum += std::min(1.0, square_s / s);
+    const double factor = orientation ? std::min(1.0, square_s / t.seconds[*orientation]) : sum / static_cast<double>(t.seconds.size());
     factors.push_back({static_cast<double>(t.dim), factor});
     text += (text.empty() ? "" : ", ") + std::to_string(t.dim) + " -> " + fixed(factor, 3);
   }

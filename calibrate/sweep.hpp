@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,9 +40,11 @@ struct ThinGemm {
 
 /// The thin-GEMM factor curve (DeviceProfile::gemm_thin_efficiency) by thin dim: at each, the time
 /// `device`'s square curve gives the GEMM's FLOPs in `dtype` over the measured time, averaged over
-/// the three orientations, at most 1; and its listing for the profile's source ("64 -> 0.512, ...").
+/// the three orientations (or of `orientation` alone: 0 the thin dim as m, 1 as n, 2 as k), at most 1;
+/// and its listing for the profile's source ("64 -> 0.512, ...").
 [[nodiscard]] std::pair<sim::EfficiencyCurve, std::string> thin_gemm_curve(const sim::DeviceProfile& device, models::DType dtype,
-                                                                           std::span<const ThinGemm> thin, std::int64_t other);
+                                                                           std::span<const ThinGemm> thin, std::int64_t other,
+                                                                           std::optional<std::size_t> orientation = std::nullopt);
 
 /// The fastest rate among the samples. Precondition: at least one sample.
 [[nodiscard]] double best_rate(std::span<const Sample> samples);

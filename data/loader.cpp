@@ -70,11 +70,10 @@ bool fix_buffer_placement() {
   // mapping of its own — about seven a loader (strace: a thread's sample and pixels, the devices'
   // batches) — and leaves the heap one layout from loader to loader: eight calibrations on the
   // Xeon put all 24 points within 10% (22 within 4.6%, the worst −9.4%), where eight without it,
-  // interleaved with them, put 9 of 24 outside 15% (−22.6% to +26.0%). 16 KiB: the smallest threshold measured (64 KiB left runs in either state).
-  // Process-wide, set once, by the first loader; true when glibc took it.
-  static std::once_flag once;
-  static bool taken = false;
-  std::call_once(once, [] { taken = mallopt(M_MMAP_THRESHOLD, 16 * 1024) == 1; });
+  // interleaved with them, put 9 of 24 outside 15% (−22.6% to +26.0%). 16 KiB: the smallest
+  // threshold measured (64 KiB left runs in either state). Process-wide, set once (a function's
+  // static is initialised once, thread-safely), by the first loader; true when glibc took it.
+  static const bool taken = mallopt(M_MMAP_THRESHOLD, 16 * 1024) == 1;
   return taken;
 }
 
