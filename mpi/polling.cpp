@@ -9,6 +9,14 @@
 
 namespace parasim::mpi {
 
+namespace {
+// Each wake-up of a sleeping waiter preempts the compute stream on its rank's core: about 40 us
+// a wake-up on a 2-core VM, where a 512^3 sgemm loop on each core ran 23% slower beside one
+// waiter capped at 200 us, 4.5% slower at 1 ms and within noise at 2 ms (exec/README.md). A 2 ms
+// cap takes at most 2% of the core, and ends a wait longer than 4 ms at most 2 ms late.
+constexpr std::chrono::microseconds kLongestPause{2000};
+}  // namespace
+
 void wait_polling(MPI_Request& request) {
   static thread_local bool slack_set = false;
   if (!slack_set) {
@@ -23,7 +31,7 @@ void wait_polling(MPI_Request& request) {
     if (flag) return;
     if (std::chrono::steady_clock::now() - begin > std::chrono::microseconds(20)) {
       std::this_thread::sleep_for(pause);
-      pause = std::min(2 * pause, std::chrono::microseconds(200));
+      pause = std::min(2 * pause, kLongestPause);
     }
   }
 }
