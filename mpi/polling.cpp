@@ -1,10 +1,15 @@
 #include "mpi/polling.hpp"
 
 #ifdef PARASIM_HAVE_MPI
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <ctime>
 #include <thread>
 
 namespace parasim::mpi {
@@ -13,9 +18,32 @@ namespace {
 // Each wake-up of a sleeping waiter preempts the compute stream on its rank's core: about 40 us
 // a wake-up on a 2-core VM, where a 512^3 sgemm loop on each core ran 23% slower beside one
 // waiter capped at 200 us, 4.5% slower at 1 ms and within noise at 2 ms (exec/README.md). A 2 ms
-// cap takes at most 2% of the core, and ends a wait longer than 4 ms at most 2 ms late.
+// cap takes at most 2% of the core; the doorbells end a wait for a peer as soon as it posts.
 constexpr std::chrono::microseconds kLongestPause{2000};
+constexpr std::chrono::microseconds kFirstPause{10};
+constexpr std::chrono::microseconds kSpin{20};
+
+// Set by use_doorbells before any thread waits, cleared after they are joined (World's lifetime).
+Doorbell* g_mine = nullptr;
+std::vector<Doorbell*> g_others;
+
+// futex(2) on a word of memory the host's ranks share (not FUTEX_PRIVATE: another process rings it).
+long futex(Doorbell* word, int op, std::uint32_t value, const timespec* timeout) {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
 }  // namespace
+
+void use_doorbells(Doorbell* mine, std::vector<Doorbell*> others) {
+  g_mine = mine;
+  g_others = std::move(others);
+}
+
+void ring_doorbells() {
+  for (Doorbell* bell : g_others) {
+    bell->fetch_add(1, std::memory_order_release);
+    futex(bell, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
 
 void wait_polling(MPI_Request& request) {
   static thread_local bool slack_set = false;
@@ -23,16 +51,27 @@ void wait_polling(MPI_Request& request) {
     ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     slack_set = true;
   }
+  ring_doorbells();  // `request` was just posted: a rank waiting for it looks now
   const auto begin = std::chrono::steady_clock::now();
   int flag = 0;
-  auto pause = std::chrono::microseconds(10);
+  auto pause = kFirstPause;
   while (true) {
+    // Read before the test: a ring between the test and the wait makes the wait return at once.
+    const std::uint32_t seen = g_mine ? g_mine->load(std::memory_order_acquire) : 0;
     MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
     if (flag) return;
-    if (std::chrono::steady_clock::now() - begin > std::chrono::microseconds(20)) {
+    if (std::chrono::steady_clock::now() - begin <= kSpin) continue;
+    if (g_mine) {
+      const timespec timeout{0, static_cast<long>(std::chrono::nanoseconds(pause).count())};
+      futex(g_mine, FUTEX_WAIT, seen, &timeout);
+      if (g_mine->load(std::memory_order_acquire) != seen) {
+        pause = kFirstPause;  // a peer posted: what it posted may be what this waits for
+        continue;
+      }
+    } else {
       std::this_thread::sleep_for(pause);
-      pause = std::min(2 * pause, kLongestPause);
     }
+    pause = std::min(2 * pause, kLongestPause);
   }
 }
 

@@ -5,15 +5,34 @@
 #ifdef PARASIM_HAVE_MPI
 #include <mpi.h>
 
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
 namespace parasim::mpi {
 
-/// Waits for `request`: MPI_Test in a tight loop for the first 20 µs (short messages finish there),
-/// then sleeping between tests, 10 µs at first and twice as long each time up to 2 ms (the
-/// thread's timer slack lowered to 1 µs so short sleeps are that short: Linux's default is 50 µs).
-/// A long wait (a pipeline stage waiting for its input, its receiving thread posted a step ahead)
-/// then wakes 500 times a second: every wake-up preempts the compute stream sharing the rank's
-/// core, and at 5,000 a second (a 200 µs cap) they took a fifth of its speed.
+/// Waits for `request`, which this thread has just posted. First it rings the doorbells of the other
+/// ranks on this host (a rank waiting for a peer to post looks at once), then calls MPI_Test in a
+/// tight loop for 20 µs (short messages finish there), then sleeps between tests: 10 µs at first and
+/// twice as long each time up to 2 ms, or until its own doorbell rings, which starts the pauses
+/// again at 10 µs (the thread's timer slack lowered to 1 µs so short sleeps are that short: Linux's
+/// default is 50 µs). Every wake-up preempts the compute stream sharing the rank's core (Open MPI
+/// binds a rank's threads to one core): at 5,000 a second, a 200 µs cap, they took a fifth of its
+/// speed on a 2-core VM. A long wait (a pipeline stage's receiver, posted a step ahead) now wakes
+/// 500 times a second, and one for a peer ends when the peer posts, not up to 2 ms later.
 void wait_polling(MPI_Request& request);
+
+/// A rank's doorbell: a 32-bit counter in memory the ranks of a host share (an MPI shared-memory
+/// window, World's), which other ranks increment and wake with futex(2) after they post.
+using Doorbell = std::atomic<std::uint32_t>;
+static_assert(Doorbell::is_always_lock_free, "a doorbell is a futex word in shared memory");
+
+/// Makes wait_polling ring `others` and sleep on `mine` (null: timed sleeps alone, as for ranks on
+/// another host). Called before any thread waits and again with null after they are done.
+void use_doorbells(Doorbell* mine, std::vector<Doorbell*> others);
+
+/// Increments and wakes the other ranks' doorbells on this host.
+void ring_doorbells();
 
 }  // namespace parasim::mpi
 #endif

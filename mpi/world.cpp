@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -138,12 +139,43 @@ World::World(bool threads) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // A doorbell a rank, in a window the ranks of each host share: a rank that posts an operation
+  // wakes the others' waiting threads, which otherwise sleep up to 2 ms (mpi/polling.hpp). A cache
+  // line each, so that ringing one rank's bell does not move the line another's waiter reads.
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_);
+  int host_size = 1, host_rank = 0;
+  MPI_Comm_size(host_, &host_size);
+  MPI_Comm_rank(host_, &host_rank);
+  if (host_size < 2) {
+    MPI_Comm_free(&host_);
+    return;
+  }
+  constexpr MPI_Aint kLine = 64;
+  void* mine = nullptr;
+  MPI_Win_allocate_shared(kLine, 1, MPI_INFO_NULL, host_, &mine, &doorbells_);
+  new (mine) Doorbell(0);
+  MPI_Barrier(host_);  // every bell constructed before any is rung
+  std::vector<Doorbell*> others;
+  for (int r = 0; r < host_size; ++r) {
+    if (r == host_rank) continue;
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    void* bell = nullptr;
+    MPI_Win_shared_query(doorbells_, r, &bytes, &unit, &bell);
+    PARASIM_CHECK(bell != nullptr && bytes >= static_cast<MPI_Aint>(sizeof(Doorbell)), "each rank of a host has its doorbell");
+    others.push_back(static_cast<Doorbell*>(bell));
+  }
+  use_doorbells(static_cast<Doorbell*>(mine), std::move(others));
 }
 
 World::~World() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  use_doorbells(nullptr, {});
+  if (doorbells_ != MPI_WIN_NULL) MPI_Win_free(&doorbells_);
+  if (host_ != MPI_COMM_NULL) MPI_Comm_free(&host_);
+  MPI_Finalize();
 }
 
 std::unique_ptr<strategies::search::Executor> World::executor(unsigned threads) const {

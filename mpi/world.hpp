@@ -28,6 +28,10 @@ class World final : public Backend {
  private:
   int rank_ = 0;
   int size_ = 1;
+  /// The ranks on this rank's host, and the window that holds their doorbells (mpi/polling.hpp);
+  /// null handles when this rank is alone on its host.
+  MPI_Comm host_ = MPI_COMM_NULL;
+  MPI_Win doorbells_ = MPI_WIN_NULL;
 };
 
 }  // namespace parasim::mpi
