@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +24,7 @@
 #include "exec/compare.hpp"
 #include "exec/cuda_kernels.hpp"
 #include "exec/executor.hpp"
+#include "exec/kernels.hpp"
 #include "exec/loader_input.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
@@ -35,6 +38,7 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/plan.hpp"
@@ -122,8 +126,21 @@ struct Report {
   std::string executed_by;  ///< the sentence saying how the plan ran (report.md and report.html)
 };
 
+/// The host against its profile, just before the run: a GEMM and a memory pass on every rank, as the
+/// profile prices them. A host that drifted since it was calibrated (a shared VM's neighbours) moves
+/// the compute predictions by about this much, which the step's error alone does not say.
+struct HostCheck {
+  std::string what;        ///< "512x512x512 fp32 sgemm", "64 MiB memory pass"
+  double measured_s = 0;   ///< the mean over the ranks of each rank's median
+  double predicted_s = 0;  ///< as the cost model prices it with the run's profile
+};
+constexpr std::int64_t kHostCheckN = 512;          // a few milliseconds on one core: one of calibrate's square sizes
+constexpr double kHostCheckBytes = 64.0 * (1 << 20);  // beyond a core's L2, as a large layer's passes are
+constexpr int kHostCheckRuns = 5;
+
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
-                 const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "") {
+                 const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "",
+                 const std::vector<HostCheck>& host = {}) {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Plan: " << plan.description << ".\n\n";
@@ -136,6 +153,15 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   md << "| one step | " << reports::duration_text(c.measured_median_s) << " | " << reports::duration_text(c.measured_min_s) << " | " << reports::duration_text(c.measured_max_s) << " | "
      << reports::duration_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
+  if (!host.empty()) {
+    md << "Host check, just before the run (each rank's median of " << kHostCheckRuns
+       << ", the mean over the ranks): how far this host had moved since the profile was calibrated, an error the compute predictions share.\n\n";
+    md << "| check | measured | profile | error |\n|---|---:|---:|---:|\n";
+    for (const HostCheck& h : host)
+      md << "| " << h.what << " | " << reports::duration_text(h.measured_s) << " | " << reports::duration_text(h.predicted_s) << " | "
+         << error_text(h.predicted_s, h.measured_s) << " |\n";
+    md << "\n";
+  }
   md << "Per class, in the median step, summed over ranks (a collective's time on each rank includes waiting for its group):\n\n";
   md << "| class | operations | measured | predicted | error |\n|---|---:|---:|---:|---:|\n";
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
@@ -165,6 +191,12 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"error", c.error()},
               {"classes", classes},
               {"operator_passes", ops}};
+  if (!host.empty()) {
+    nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+    for (const HostCheck& h : host)
+      checks.push_back({{"check", h.what}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s}, {"error", (h.predicted_s - h.measured_s) / h.measured_s}});
+    out.json["host_check"] = checks;
+  }
   return out;
 }
 
@@ -562,8 +594,33 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   options.steps = args.steps;
   options.warmup_steps = args.warmup;
   options.input = input.get();
+  // The host check, on every CPU rank at once as the step runs them; gathered after the step.
+  double reference_s[2] = {0, 0};
+  if (args.backend == "cpu") {
+    exec::set_blas_threads(blas_threads);
+    reference_s[0] = exec::reference_sgemm_seconds(kHostCheckN, kHostCheckRuns);
+    reference_s[1] = exec::reference_stream_seconds(kHostCheckBytes, kHostCheckRuns);
+  }
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
+  std::vector<HostCheck> host;
+  if (args.backend == "cpu") {
+    const auto references = transport->gather(std::as_bytes(std::span<const double>(reference_s, 2)));
+    if (rank == 0) {
+      const double n = static_cast<double>(kHostCheckN);
+      const double flops = 2 * n * n * n, bytes = 4 * 3 * n * n;  // reads A and B, writes C (calibrate/cpu.cpp's held-out GEMMs)
+      const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
+      host = {{std::to_string(kHostCheckN) + "x" + std::to_string(kHostCheckN) + "x" + std::to_string(kHostCheckN) + " fp32 sgemm", 0,
+               sim::gemm_kernel_seconds(device, models::DType::F32, flops, bytes, flops, 1, n, n, n)},
+              {"64 MiB memory pass", 0, sim::kernel_seconds(device, models::OpClass::MemoryBound, models::DType::F32, 0, kHostCheckBytes, 0, 1)}};
+      for (const auto& received : references) {
+        double r[2] = {0, 0};
+        PARASIM_CHECK(received.size() == sizeof r, "each rank sends its host check's times");
+        std::memcpy(r, received.data(), sizeof r);
+        for (std::size_t i = 0; i < host.size(); ++i) host[i].measured_s += r[i] / static_cast<double>(references.size());
+      }
+    }
+  }
   if (rank != 0) return 0;
 
   std::vector<exec::RankRecord> records;
@@ -576,7 +633,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                std::to_string(s.data->prefetch) + " micro-batches ahead), its loads and copies run as the step's tasks.";
   else if (s.data)
     input_by = " The scenario's input pipeline was left out of the step (no --data DIR): inputs were on the ranks as each step began.";
-  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by);
+  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by, host);
   const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });

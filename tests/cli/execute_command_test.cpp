@@ -56,6 +56,19 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
   CHECK(j.at("measured_step_s").size() == 2);
   CHECK(j.at("predicted_by") == "analytical");
   for (const char* f : {"report.md", "trace.json", "trace-predicted.json"}) CHECK(fs::exists(dir / f));
+  // The host check: a GEMM and a memory pass timed just before the run, each against the profile's
+  // price of it, the error (predicted - measured) / measured as the step's.
+  const auto& host = j.at("host_check");
+  REQUIRE(host.size() == 2);
+  CHECK(host[0].at("check") == "512x512x512 fp32 sgemm");
+  CHECK(host[1].at("check") == "64 MiB memory pass");
+  for (const auto& h : host) {
+    const double m = h.at("measured_s"), p = h.at("predicted_s");
+    CHECK(m > 0);
+    CHECK(p > 0);
+    CHECK(h.at("error").get<double>() == Approx((p - m) / m));
+  }
+  CHECK(slurp(dir / "report.md").find("| 512x512x512 fp32 sgemm | ") != std::string::npos);
   // report.html: the step and class tables, then the class and step charts, the prediction's
   // breakdown and memory, and the simulated and measured timelines, drawn in a browser where one is.
   const std::string html = slurp(dir / "report.html");
