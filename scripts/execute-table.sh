@@ -4,7 +4,7 @@
 # round calibrates afresh (`calibrate --backend cpu --threads 1`, then `--backend mpi --link shm` on
 # top) and runs every plan once (`--steps 5`, the median of five timed steps), so the slow drift of a
 # shared machine falls on all plans of a round alike. Prints, per plan, each round's error and the
-# median over rounds, as a Markdown table (docs/validation.md).
+# median over rounds, as a Markdown table (docs/validation.md), then each run's host check.
 # Usage: scripts/execute-table.sh [BUILD_DIR] [WORK_DIR]   (ROUNDS=N in the environment)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,5 +47,21 @@ for s in "${scenarios[@]}"; do
     median="$(printf '%s\n' "${errors[@]}" | tr -d '%+' | sort -g | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%+.1f%%", m}')"
     join() { local IFS=/; echo "$*"; }
     echo "| $s | $p | $(join "${measured[@]}") | $(join "${predicted[@]}") | $(join "${errors[@]}") | $median |"
+  done
+done
+# Each run's host check (report.md: "| 512x512x512 fp32 sgemm | M | P | E |", "| 64 MiB memory pass | ..."):
+# how far the host had moved from each round's calibration when the plan ran.
+echo
+echo "| scenario | plan | host check, GEMM error each round | host check, memory pass error each round |"
+echo "|---|---|---|---|"
+for s in "${scenarios[@]}"; do
+  for p in "${plans[@]}"; do
+    gemm=(); memory=()
+    for ((r = 1; r <= rounds; ++r)); do
+      gemm+=("$(grep '^| 512x512x512 fp32 sgemm |' "$work/round$r/$s-$p/report.md" | cut -d'|' -f5 | xargs)")
+      memory+=("$(grep '^| 64 MiB memory pass |' "$work/round$r/$s-$p/report.md" | cut -d'|' -f5 | xargs)")
+    done
+    join() { local IFS=/; echo "$*"; }
+    echo "| $s | $p | $(join "${gemm[@]}") | $(join "${memory[@]}") |"
   done
 done
