@@ -53,6 +53,18 @@ double last_level_cache_bytes() {
   return bytes;
 }
 
+/// A held-out GEMM's price (sim/cost_model.hpp): an untransposed m × n × k fp32 GEMM reads its
+/// operands and writes its product.
+double gemm_price(const sim::DeviceProfile& d, std::int64_t m, std::int64_t n, std::int64_t k) {
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double bytes = 4.0 * static_cast<double>(m * k + k * n + m * n);
+  return sim::gemm_kernel_seconds(d, models::DType::F32, flops, bytes, flops, 1, static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
+}
+
+/// A memory-bound pass's price: `bytes` moved, no FLOPs counted.
+double memory_price(const sim::DeviceProfile& d, double bytes) {
+  return sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1);
+}
 
 }  // namespace
 
@@ -260,15 +272,24 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.
   for (const auto& [shape, s] : m.held_out_gemm) {
     const auto [mm, nn, kk] = shape;
-    const double flops = 2.0 * static_cast<double>(mm) * static_cast<double>(nn) * static_cast<double>(kk);
-    const double bytes = 4.0 * static_cast<double>(mm * kk + kk * nn + mm * nn);
-    d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s,
-                          sim::gemm_kernel_seconds(d, models::DType::F32, flops, bytes, flops, 1, static_cast<double>(mm), static_cast<double>(nn),
-                                                   static_cast<double>(kk))});
+    d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s, gemm_price(d, mm, nn, kk)});
   }
-  for (const auto& [bytes, s] : m.held_out_memory)
-    d.held_out.push_back({"memory", bytes_text(bytes), s, sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1)});
+  for (const auto& [bytes, s] : m.held_out_memory) d.held_out.push_back({"memory", bytes_text(bytes), s, memory_price(d, bytes)});
   return d;
+}
+
+std::vector<HostCheck> host_check(const sim::DeviceProfile& device, int runs) {
+  PARASIM_CHECK(runs >= 1, "a host check times each kernel at least once");
+  constexpr std::int64_t n = 512;            // a few milliseconds on one core: one of the sweep's squares
+  constexpr double bytes = 64.0 * (1 << 20);  // beyond a core's L2, as a large layer's passes are
+  std::vector<float> a(static_cast<std::size_t>(n * n), 1.0f / 64), b(a), c(a.size(), 0.0f);
+  const auto gemm = [&] { exec::sgemm(false, false, n, n, n, a.data(), b.data(), c.data()); };
+  exec::Scratch scratch;
+  const auto pass = [&] { exec::stream_pass(bytes, scratch); };
+  gemm();  // untimed: loads OpenBLAS, warms the caches
+  pass();  // untimed: first touch
+  return {{"512x512x512 fp32 sgemm", median_seconds(gemm, runs, 0), gemm_price(device, n, n, n)},
+          {"64 MiB memory pass", median_seconds(pass, runs, 0), memory_price(device, bytes)}};
 }
 
 }  // namespace parasim::calibrate

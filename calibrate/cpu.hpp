@@ -102,4 +102,17 @@ struct CpuMeasurement {
 /// measured median beside the cost model's prediction from these figures. Its links stay as they were.
 [[nodiscard]] sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasurement& m);
 
+/// One kernel timed on this host now, beside `device`'s price of it.
+struct HostCheck {
+  std::string what;        ///< "512x512x512 fp32 sgemm", "64 MiB memory pass"
+  double measured_s = 0;   ///< the median of the timed runs
+  double predicted_s = 0;  ///< as the held-out shapes are predicted (calibrated_cpu)
+};
+
+/// `parasim execute`'s host check: a 512³ fp32 sgemm on the calling process's BLAS threads and a
+/// 64 MiB pass of the executor's memory-bound kernel on this thread, each run once untimed and then
+/// `runs` times, beside what `device` prices them at. A host that moved since it was calibrated
+/// moves every compute prediction with it.
+[[nodiscard]] std::vector<HostCheck> host_check(const sim::DeviceProfile& device, int runs);
+
 }  // namespace parasim::calibrate

@@ -31,6 +31,7 @@
 #include "reports/html.hpp"
 #include "reports/html_timeline.hpp"
 #include "reports/trace.hpp"
+#include "calibrate/cpu.hpp"
 #include "calibrate/from_execution.hpp"
 #include "calibrate/source_text.hpp"
 #include "scenarios/data.hpp"
@@ -38,7 +39,6 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/local_update.hpp"
 #include "sim/cluster.hpp"
-#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/plan.hpp"
@@ -126,21 +126,11 @@ struct Report {
   std::string executed_by;  ///< the sentence saying how the plan ran (report.md and report.html)
 };
 
-/// The host against its profile, just before the run: a GEMM and a memory pass on every rank, as the
-/// profile prices them. A host that drifted since it was calibrated (a shared VM's neighbours) moves
-/// the compute predictions by about this much, which the step's error alone does not say.
-struct HostCheck {
-  std::string what;        ///< "512x512x512 fp32 sgemm", "64 MiB memory pass"
-  double measured_s = 0;   ///< the mean over the ranks of each rank's median
-  double predicted_s = 0;  ///< as the cost model prices it with the run's profile
-};
-constexpr std::int64_t kHostCheckN = 512;          // a few milliseconds on one core: one of calibrate's square sizes
-constexpr double kHostCheckBytes = 64.0 * (1 << 20);  // beyond a core's L2, as a large layer's passes are
-constexpr int kHostCheckRuns = 5;
+constexpr int kHostCheckRuns = 5;  // each kernel's median of 5 on each rank (calibrate::host_check)
 
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
                  const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "",
-                 const std::vector<HostCheck>& host = {}) {
+                 const std::vector<calibrate::HostCheck>& host = {}) {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Plan: " << plan.description << ".\n\n";
@@ -157,7 +147,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
     md << "Host check, just before the run (each rank's median of " << kHostCheckRuns
        << ", the mean over the ranks): how far this host had moved since the profile was calibrated, an error the compute predictions share.\n\n";
     md << "| check | measured | profile | error |\n|---|---:|---:|---:|\n";
-    for (const HostCheck& h : host)
+    for (const calibrate::HostCheck& h : host)
       md << "| " << h.what << " | " << reports::duration_text(h.measured_s) << " | " << reports::duration_text(h.predicted_s) << " | "
          << error_text(h.predicted_s, h.measured_s) << " |\n";
     md << "\n";
@@ -193,7 +183,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"operator_passes", ops}};
   if (!host.empty()) {
     nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-    for (const HostCheck& h : host)
+    for (const calibrate::HostCheck& h : host)
       checks.push_back({{"check", h.what}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s}, {"error", (h.predicted_s - h.measured_s) / h.measured_s}});
     out.json["host_check"] = checks;
   }
@@ -595,29 +585,27 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   options.warmup_steps = args.warmup;
   options.input = input.get();
   // The host check, on every CPU rank at once as the step runs them; gathered after the step.
-  double reference_s[2] = {0, 0};
+  std::vector<calibrate::HostCheck> host;
   if (args.backend == "cpu") {
     exec::set_blas_threads(blas_threads);
-    reference_s[0] = exec::reference_sgemm_seconds(kHostCheckN, kHostCheckRuns);
-    reference_s[1] = exec::reference_stream_seconds(kHostCheckBytes, kHostCheckRuns);
+    host = calibrate::host_check(profile.device(cluster.devices.front().kind), kHostCheckRuns);
   }
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
-  std::vector<HostCheck> host;
-  if (args.backend == "cpu") {
-    const auto references = transport->gather(std::as_bytes(std::span<const double>(reference_s, 2)));
+  if (!host.empty()) {
+    // The mean over the ranks of each rank's medians.
+    std::vector<double> mine_s;
+    for (const auto& h : host) mine_s.push_back(h.measured_s);
+    const auto references = transport->gather(std::as_bytes(std::span<const double>(mine_s)));
     if (rank == 0) {
-      const double n = static_cast<double>(kHostCheckN);
-      const double flops = 2 * n * n * n, bytes = 4 * 3 * n * n;  // reads A and B, writes C (calibrate/cpu.cpp's held-out GEMMs)
-      const sim::DeviceProfile& device = profile.device(cluster.devices.front().kind);
-      host = {{std::to_string(kHostCheckN) + "x" + std::to_string(kHostCheckN) + "x" + std::to_string(kHostCheckN) + " fp32 sgemm", 0,
-               sim::gemm_kernel_seconds(device, models::DType::F32, flops, bytes, flops, 1, n, n, n)},
-              {"64 MiB memory pass", 0, sim::kernel_seconds(device, models::OpClass::MemoryBound, models::DType::F32, 0, kHostCheckBytes, 0, 1)}};
+      for (auto& h : host) h.measured_s = 0;
       for (const auto& received : references) {
-        double r[2] = {0, 0};
-        PARASIM_CHECK(received.size() == sizeof r, "each rank sends its host check's times");
-        std::memcpy(r, received.data(), sizeof r);
-        for (std::size_t i = 0; i < host.size(); ++i) host[i].measured_s += r[i] / static_cast<double>(references.size());
+        PARASIM_CHECK(received.size() == mine_s.size() * sizeof(double), "each rank sends its host check's times");
+        for (std::size_t i = 0; i < host.size(); ++i) {
+          double r = 0;
+          std::memcpy(&r, received.data() + i * sizeof(double), sizeof r);
+          host[i].measured_s += r / static_cast<double>(references.size());
+        }
       }
     }
   }

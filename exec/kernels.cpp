@@ -48,37 +48,6 @@ std::string blas_config() { return blas_plugin().config(); }
 
 namespace {
 
-/// `run` once untimed (the first call's loading and first touch), then `runs` times: the median time.
-template <class Run>
-double median_seconds(int runs, Run&& run) {
-  run();
-  std::vector<double> seconds;
-  for (int r = 0; r < runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
-}
-
-}  // namespace
-
-double reference_sgemm_seconds(std::int64_t n, int runs) {
-  PARASIM_CHECK(n >= 1 && runs >= 1, "a reference GEMM of at least one element, timed at least once");
-  const auto elements = static_cast<std::size_t>(n * n);
-  std::vector<float> a(elements, 1.0f / 64), b(elements, 1.0f / 64), c(elements, 0.0f);
-  return median_seconds(runs, [&] { sgemm(false, false, n, n, n, a.data(), b.data(), c.data()); });
-}
-
-double reference_stream_seconds(double bytes, int runs) {
-  PARASIM_CHECK(bytes >= 8 && runs >= 1, "a reference memory pass of at least one float each way, timed at least once");
-  Scratch scratch;
-  return median_seconds(runs, [&] { stream_pass(bytes, scratch); });
-}
-
-namespace {
-
 std::size_t count_of(double elements) { return static_cast<std::size_t>(std::max(1.0, std::round(elements))); }
 
 }  // namespace

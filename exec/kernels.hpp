@@ -95,10 +95,6 @@ class CpuKernels final : public Kernels {
 /// (y = a·x + b over bytes / 8 floats). `parasim calibrate --backend cpu` times this very loop.
 void stream_pass(double bytes, Scratch& s);
 
-/// The host check's memory pass: stream_pass of `bytes` on this thread, once untimed (first touch),
-/// then `runs` times; the median time, in seconds.
-[[nodiscard]] double reference_stream_seconds(double bytes, int runs);
-
 /// A softmax over bytes / 8 elements in rows of `row`: the row's maximum, exp of each element less it,
 /// and the division by their sum (read one float, write one, per element).
 void softmax_pass(double bytes, double row, Scratch& s);
@@ -116,10 +112,6 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, con
 
 /// OpenBLAS's threads for the calling process (the ranks on one host share its cores).
 void set_blas_threads(int threads);
-
-/// The host check of `parasim execute --backend cpu`: an untransposed n × n × n sgemm on this
-/// process's BLAS threads, run once untimed and then `runs` times; the median time, in seconds.
-[[nodiscard]] double reference_sgemm_seconds(std::int64_t n, int runs);
 
 /// OpenBLAS's own account of its build ("OpenBLAS 0.3.21 DYNAMIC_ARCH …"), for a profile's provenance.
 [[nodiscard]] std::string blas_config();

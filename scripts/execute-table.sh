@@ -16,6 +16,7 @@ mpirun=(mpirun -np 2)
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 plans=(single base tp2 pp2-gpipe pp2-1f1b dp2-zero3)
 scenarios=(tiny-gpt-cpu small-resnet-cpu)
+join() { local IFS=/; echo "$*"; }  # "a/b/c"
 mkdir -p "$work"
 for ((r = 1; r <= rounds; ++r)); do
   d="$work/round$r"; mkdir -p "$d"
@@ -45,7 +46,6 @@ for s in "${scenarios[@]}"; do
       errors+=("$(echo "$line" | cut -d'|' -f7 | xargs)")
     done
     median="$(printf '%s\n' "${errors[@]}" | tr -d '%+' | sort -g | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%+.1f%%", m}')"
-    join() { local IFS=/; echo "$*"; }
     echo "| $s | $p | $(join "${measured[@]}") | $(join "${predicted[@]}") | $(join "${errors[@]}") | $median |"
   done
 done
@@ -61,7 +61,6 @@ for s in "${scenarios[@]}"; do
       gemm+=("$(grep '^| 512x512x512 fp32 sgemm |' "$work/round$r/$s-$p/report.md" | cut -d'|' -f5 | xargs)")
       memory+=("$(grep '^| 64 MiB memory pass |' "$work/round$r/$s-$p/report.md" | cut -d'|' -f5 | xargs)")
     done
-    join() { local IFS=/; echo "$*"; }
     echo "| $s | $p | $(join "${gemm[@]}") | $(join "${memory[@]}") |"
   done
 done
