@@ -114,7 +114,7 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
       // A convolution's image holds about m·k / (kh·kw) floats; patch row r is the k floats of the
       // image starting at row_offset(r) (the rows of neighbouring output pixels overlap, as a real
       // patch matrix's do). im2col copies them; col2im adds a patch-matrix gradient back in place.
-      const std::size_t window = conv ? static_cast<std::size_t>(std::max<std::int64_t>(1, op.dim_size("kh") * op.dim_size("kw"))) : 1;
+      const auto window = static_cast<std::size_t>(w.conv_window);
       const std::size_t kk = static_cast<std::size_t>(k), in = std::max(mk / window, kk);
       auto row_offset = [&](std::size_t r) { return (r * kk / window) % (in - kk + 1); };
       if (conv) {

@@ -44,6 +44,12 @@ double kernel_seconds_at(const DeviceProfile& device, models::OpClass cls, model
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
+/// A memory-bound kernel that moves `moved` bytes (read + written) while keeping `in_play` bytes in
+/// use: the memory curve's speed at `in_play`.
+double memory_pass_seconds(const DeviceProfile& device, double moved, double in_play) {
+  return moved / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(std::max(in_play, 1.0))) + device.kernel_launch_overhead_s;
+}
+
 }  // namespace
 
 double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
@@ -152,11 +158,17 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     // elements (Chellapilla et al., "High Performance Convolutional Neural Networks for Document
     // Processing", 2006; Caffe's im2col), in bytes moved as the memory curve counts them (read +
     // written): forward, im2col reads the image's patches and writes them (two passes of the patch
-    // matrix's bytes); backward, the same again for the weight gradient, then col2im reads the data
-    // gradient's patch matrix and adds it into the image (read and written): five passes.
+    // matrix's bytes); backward, im2col again for the weight gradient, then col2im reads the data
+    // gradient's patch matrix and adds it into the image (read and written): three passes.
+    // Each kernel runs at the memory curve's speed for the bytes it keeps in play, the patch matrix
+    // and the image (1/window of it), not for the bytes it moves: im2col reads each image element
+    // up to `window` times, from the cache after the first. (The curve's stream passes move each
+    // byte of their buffers once, so for them the two are the same.)
     const double patch_bytes = w.gemm_batch * w.gemm_m * w.gemm_k * static_cast<double>(models::bytes_of(w.dtype));
-    patch_fwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 2 * patch_bytes, 0, 1);
-    patch_bwd_s = kernel_seconds(device, models::OpClass::MemoryBound, w.dtype, 0, 5 * patch_bytes, 0, 1);
+    const double in_play = patch_bytes * (1 + 1 / std::max(1.0, w.conv_window));
+    const double im2col_s = memory_pass_seconds(device, 2 * patch_bytes, in_play), col2im_s = memory_pass_seconds(device, 3 * patch_bytes, in_play);
+    patch_fwd_s = im2col_s;
+    patch_bwd_s = im2col_s + col2im_s;
   }
   const double min_dim = w.cls == models::OpClass::Gemm ? std::min({w.gemm_m, w.gemm_n, w.gemm_k}) : 0.0;
   // The forward's GEMMs are untransposed (exec/kernels.cpp): their own orientation's thin factor. The

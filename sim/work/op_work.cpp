@@ -48,6 +48,10 @@ OpWork op_work(const models::Operator& op, const strategies::DeviceMesh& mesh, c
   w.bwd_flops = op.bwd_flops_factor * w.fwd_flops;
   w.convolution = op.kind == models::OpKind::Conv2d;
   w.winograd_shape = w.convolution && winograd_shape(op);
+  if (w.convolution) {
+    const auto size = [&](std::string_view dim) { const models::Dim* d = op.find_dim(dim); return d ? d->size : std::int64_t{1}; };
+    w.conv_window = static_cast<double>(std::max<std::int64_t>(1, size("kh") * size("kw")));
+  }
 
   double bytes = 0;
   for (const auto& in : op.inputs) bytes += local_elements(mesh, sharding, op, in) * static_cast<double>(models::bytes_of(in.dtype)) * load;

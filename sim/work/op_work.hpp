@@ -33,6 +33,9 @@ struct OpWork {
   /// a Winograd algorithm computes with fewer multiplications. FLOPs stay the direct form's; how a
   /// device's convolution library runs them is the profile's (DeviceProfile::convolution).
   bool convolution = false, winograd_shape = false;
+  /// A convolution's window, kh·kw (1 otherwise): its patch matrix repeats each image element up to
+  /// that many times, so the image holds about 1/window of the patch matrix's elements.
+  double conv_window = 1;
   bool exponential = false;  ///< a softmax or a cross-entropy: an exponential per element
   /// A fused attention's implementation (a name in the profile's attention curves); empty: the
   /// device's default.

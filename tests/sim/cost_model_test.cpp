@@ -199,4 +199,22 @@ TEST_CASE("cost model: a convolution runs as the device's library runs it, Winog
   const double patch = 3136.0 * 576 * 4;
   CHECK_THAT(im2col.fwd_s, WithinRel(direct / 1e12 + 2 * patch / 1e11, 1e-12));
   CHECK_THAT(im2col.bwd_s, WithinRel(2 * direct / 1e12 + 5 * patch / 1e11, 1e-12));
+  CHECK(fp32.conv_window == 9);
+  // Each pass runs at the memory curve's speed for what it keeps in play, the patch matrix and the
+  // 3x3 image, a ninth of it: 7,225,344 · 10/9 = 8,028,160 B. A curve at full speed up to 8.1 MB and
+  // half from 16.2 MB leaves the figures above as they are; read at the bytes moved (14.5 MB forward,
+  // 36.1 MB backward) it would have priced the passes at 0.58 and 0.5 of the speed.
+  d.memory_efficiency.points = {{8.1e6, 1.0}, {16.2e6, 0.5}};
+  const sim::OpCost cached = sim::op_cost(d, fp32);
+  CHECK_THAT(cached.fwd_s, WithinRel(im2col.fwd_s, 1e-12));
+  CHECK_THAT(cached.bwd_s, WithinRel(im2col.bwd_s, 1e-12));
+  // A 1x1 convolution's image is as large as its patch matrix (window 1): layer1.0.conv1 (64 → 64
+  // on 56x56) keeps 2 · 3136 · 64 · 4 = 1,605,632 B in play. A curve at full speed up to 1 MB and
+  // half from 1.5 MB runs its two passes of 802,816 B at 50 GB/s (with a ninth-sized image, 0.89 MB
+  // in play, they would run at full speed).
+  const sim::OpWork one = work_of("layer1.0.conv1", models::DType::F32);
+  CHECK(one.conv_window == 1);
+  const double direct_1x1 = 2.0 * 3136 * 64 * 64, patch_1x1 = 3136.0 * 64 * 4;
+  d.memory_efficiency.points = {{1e6, 1.0}, {1.5e6, 0.5}};
+  CHECK_THAT(sim::op_cost(d, one).fwd_s, WithinRel(direct_1x1 / 1e12 + 2 * patch_1x1 / 5e10, 1e-12));
 }
