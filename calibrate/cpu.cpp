@@ -201,6 +201,26 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     const double s = median_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 5, options.min_seconds_per_size);
     m.optimizer_flops_per_s = 12.0 * static_cast<double>(n) / s;
   }
+  {
+    // The in-place update at the memory sweep's sizes of what it keeps in play (parameters,
+    // gradients, momentum: 12 bytes a parameter), in interleaved rounds as the memory passes are;
+    // the model counts its bytes moved as 20 a parameter (4 of gradient read, 8 of parameters and 8
+    // of momentum read and written).
+    double largest = 0;
+    for (const double bytes : options.memory_bytes) largest = std::max(largest, bytes);
+    const auto most = static_cast<std::size_t>(std::max(1.0, largest / 12));
+    std::vector<float> state(3 * most, 1.0f / 64);
+    float *p = state.data(), *g = p + most, *v = g + most;
+    std::vector<std::function<void()>> runs;
+    std::vector<std::size_t> counts;
+    for (const double bytes : options.memory_bytes) {
+      counts.push_back(static_cast<std::size_t>(std::max(1.0, bytes / 12)));
+      runs.emplace_back([p, g, v, n = counts.back()] { exec::momentum_update(p, g, v, n); });
+    }
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      m.optimizer_update.push_back({12.0 * static_cast<double>(counts[i]), 20.0 * static_cast<double>(counts[i]) / s[i]});
+  }
   return m;
 }
 
@@ -218,6 +238,10 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   d.softmax_flops_per_s = m.softmax_flops_per_s;
   d.convolution = "im2col-gemm";
   d.optimizer_flops_per_s = m.optimizer_flops_per_s;
+  if (!m.optimizer_update.empty()) {
+    d.optimizer_bytes_per_s = best_rate(m.optimizer_update);
+    d.optimizer_memory_efficiency = efficiency_curve(m.optimizer_update, d.optimizer_bytes_per_s);
+  }
   d.memory_capacity_bytes = m.memory_capacity_bytes;
   d.memory_reserved_bytes = m.memory_capacity_bytes / 10;
   d.kernel_launch_overhead_s = m.call_overhead_s;
@@ -238,6 +262,11 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
                                       fixed(m.softmax_flops_per_s / 1e9, 2) + " GFLOP/s";
   if (m.optimizer_flops_per_s > 0)
     d.sources["optimizer_flops_per_s"] = where + ": parasim execute's Adam update of " + "4,194,304 parameters, 12 FLOPs each as the model counts an optimizer step's, " + fixed(m.optimizer_flops_per_s / 1e9, 2) + " GFLOP/s";
+  if (!m.optimizer_update.empty()) {
+    d.sources["optimizer_bytes_per_s"] = where + ": the fastest size of the sweep of parasim execute's in-place SGD-with-momentum update (20 bytes moved a parameter), " +
+                                         fixed(d.optimizer_bytes_per_s / 1e9, 2) + " GB/s";
+    d.sources["optimizer_memory_efficiency"] = where + ": that update over the fastest, by bytes in play (12 a parameter), " + listing(m.optimizer_update, 1e9, "GB/s", bytes_text);
+  }
   // The thin-GEMM factor at each thin dim: the square curve's time for the GEMM's FLOPs over the
   // measured time, averaged over the three orientations (the thin dim as m, n or k: a layer's
   // forward, data-gradient and weight-gradient GEMMs), at most 1.

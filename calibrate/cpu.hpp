@@ -70,6 +70,9 @@ struct CpuMeasurement {
   std::vector<Sample> memory;  ///< bytes moved → bytes/s, the memory-bound kernel on one thread
   double softmax_flops_per_s = 0;  ///< the softmax's FLOPs (as the model counts them) per second
   double optimizer_flops_per_s = 0;  ///< Adam's update: 12 FLOPs a parameter (as the model counts them) per second
+  /// SGD with momentum's in-place update (exec::momentum_update): bytes in play (12 a parameter) →
+  /// bytes moved a second (20 a parameter, as the model counts them), at the memory sweep's sizes.
+  std::vector<Sample> optimizer_update;
   double call_overhead_s = 0;  ///< a 1×1×1 GEMM call: the fixed cost of a kernel
   double memory_capacity_bytes = 0;  ///< physical memory of the machine
   /// Thin GEMMs' median times: (thin dim, seconds with it as m, as n, as k).

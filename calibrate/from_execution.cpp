@@ -103,6 +103,11 @@ Recalibration recalibrated(const sim::Profile& profile, const std::string& devic
     note(d.sources, "optimizer_flops_per_s", sentence(f, "optimizer", what));
     changed("optimizer_flops_per_s", f, "optimizer");
   }
+  if (const double f = factor_of(classes, {"optimizer"}); f > 0 && d.optimizer_bytes_per_s > 0) {
+    d.optimizer_bytes_per_s *= f;
+    note(d.sources, "optimizer_bytes_per_s", sentence(f, "optimizer", what));
+    changed("optimizer_bytes_per_s", f, "optimizer");
+  }
   if (const double f = factor_of(classes, {}, true); f > 0) {
     for (const auto& name : links) {
       PARASIM_CHECK(r.profile.links.count(name) == 1, "the step's links are the profile's");

@@ -163,6 +163,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
     out << "  softmax rate                   " << fixed(d.softmax_flops_per_s / 1e9, 2) << " GFLOP/s\n";
     out << "  optimizer rate (Adam)          " << fixed(d.optimizer_flops_per_s / 1e9, 2) << " GFLOP/s\n";
+    if (d.optimizer_bytes_per_s > 0) {
+      out << "  optimizer update (in place)    " << fixed(d.optimizer_bytes_per_s / 1e9, 2) << " GB/s\n";
+      print_curve(out, "optimizer update efficiency by bytes in play", d.optimizer_memory_efficiency, bytes_text);
+    }
     out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
     out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
     out << "  held-out shapes (median measured, predicted from the figures above, error):\n";

@@ -194,6 +194,14 @@ void adam_update(float* p, const float* g, float* m, float* v, std::size_t n) {
   }
 }
 
+void momentum_update(float* p, const float* g, float* v, std::size_t n) {
+  constexpr float lr = 1e-6f, mu = 0.9f;
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = mu * v[i] + g[i];
+    p[i] -= lr * v[i];
+  }
+}
+
 void CpuKernels::run_optimizer(std::int64_t stage) {
   const std::size_t n = count_of(work_.stage_updated[static_cast<std::size_t>(stage)]);
   int arrays = 2;  // parameters and gradients
@@ -208,15 +216,11 @@ void CpuKernels::run_optimizer(std::int64_t stage) {
   if (state.size() < n * static_cast<std::size_t>(arrays)) state.assign(n * static_cast<std::size_t>(arrays), 1.0f / 64);
   float* p = state.data();
   const float* g = p + n;
-  constexpr float lr = 1e-6f, mu = 0.9f;
+  constexpr float lr = 1e-6f;
   if (arrays == 4) {
     adam_update(p, g, p + 2 * n, p + 3 * n, n);
   } else if (arrays == 3) {
-    float* v = p + 2 * n;
-    for (std::size_t i = 0; i < n; ++i) {
-      v[i] = mu * v[i] + g[i];
-      p[i] -= lr * v[i];
-    }
+    momentum_update(p, g, p + 2 * n, n);
   } else {
     for (std::size_t i = 0; i < n; ++i) p[i] -= lr * g[i];
   }

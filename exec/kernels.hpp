@@ -104,6 +104,9 @@ void softmax_rows(const float* x, float* y, std::size_t n, std::size_t row);
 /// Adam's update of `n` parameters p from gradients g with moments m and v (PyTorch's defaults:
 /// β 0.9, 0.999, ε 1e-8): what an optimizer step of Adam or AdamW runs per parameter.
 void adam_update(float* p, const float* g, float* m, float* v, std::size_t n);
+/// SGD with momentum's update of `n` parameters p from gradients g with the momentum buffer v (μ 0.9):
+/// v ← μv + g, p ← p − lr·v, in place.
+void momentum_update(float* p, const float* g, float* v, std::size_t n);
 
 /// Single-precision GEMM C[m×n] = A[m×k]·B[k×n] (row-major, leading dimensions their widths), through
 /// OpenBLAS (libparasim_blas.so, loaded on the first call: exec/blas_plugin.hpp; a PlanError when it

@@ -53,6 +53,10 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
     names.emplace_back(n);
   if (device.softmax_flops_per_s > 0) names.emplace_back("softmax_flops_per_s");
   if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
+  if (device.optimizer_bytes_per_s > 0) {
+    names.emplace_back("optimizer_bytes_per_s");
+    names.emplace_back("optimizer_memory_efficiency");
+  }
   if (!device.interference.none()) names.emplace_back("interference");
   if (device.convolution != "winograd") names.emplace_back("convolution");
   if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");

@@ -86,6 +86,14 @@ struct DeviceProfile {
   /// sim/work/work_cost.cpp); 0: the fp32 peak. Other optimizers' steps stay memory-bound. On a GPU the step is memory-bound; a CPU core's
   /// square roots and divisions make it compute-bound, so `parasim calibrate --backend cpu` measures it.
   double optimizer_flops_per_s = 0;
+  /// The optimizer's in-place update where one was measured (`parasim calibrate --backend cpu` times
+  /// the executor's SGD-with-momentum update): its fastest rate in bytes moved a second, as the model
+  /// counts an update's bytes (sim/cost_model.hpp, optimizer_bytes_per_parameter), and its fraction
+  /// of that by the bytes it keeps in play. An in-place update reads and writes back the same arrays
+  /// and ran 1.5 to 1.9 times as fast per byte moved as the out-of-place pass the memory curve is
+  /// measured with, on this project's 2-core host. 0 and empty: the memory curve prices the update.
+  double optimizer_bytes_per_s = 0;
+  EfficiencyCurve optimizer_memory_efficiency;
   /// How the device's convolution library runs a convolution: "winograd" (cuDNN's and oneDNN's
   /// choice: implicit GEMM, and Winograd F(2×2, 3×3) for an fp32 3×3 stride-1 convolution, where no
   /// tensor core takes fp32) or "im2col-gemm" (the patch matrix written to memory, then one GEMM:

@@ -230,6 +230,15 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
   d.softmax_flops_per_s = r.number_or("softmax_flops_per_s", 0, 0);
   d.optimizer_flops_per_s = r.number_or("optimizer_flops_per_s", 0, 0);
+  // The update's rate and its curve come together: one without the other prices nothing.
+  if (r.has("optimizer_bytes_per_s") || r.has("optimizer_memory_efficiency")) {
+    d.optimizer_bytes_per_s = r.positive("optimizer_bytes_per_s");
+    (void)r.required("optimizer_memory_efficiency");
+    d.optimizer_memory_efficiency = read_curve(doc, r.pointer_of("optimizer_memory_efficiency"));
+  } else {
+    r.accept("optimizer_bytes_per_s");
+    r.accept("optimizer_memory_efficiency");
+  }
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
   } else {
@@ -445,6 +454,10 @@ nlohmann::json to_json(const Profile& profile) {
                                                       {"n", curve_to_json(d.gemm_thin_efficiency_by_dim[1])},
                                                       {"k", curve_to_json(d.gemm_thin_efficiency_by_dim[2])}};
     if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
+    if (d.optimizer_bytes_per_s > 0) {
+      devices[name]["optimizer_bytes_per_s"] = d.optimizer_bytes_per_s;
+      devices[name]["optimizer_memory_efficiency"] = curve_to_json(d.optimizer_memory_efficiency);
+    }
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();
       for (const auto& [dtype, curve] : d.gemm_efficiency_by_dtype) by[std::string(models::to_string(dtype))] = curve_to_json(curve);

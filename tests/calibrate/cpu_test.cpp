@@ -10,6 +10,8 @@
 #include "calibrate/cpu.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
+#include "sim/work/work_cost.hpp"
+#include "strategies/plan.hpp"
 
 using namespace parasim;
 using namespace parasim::calibrate;
@@ -33,6 +35,8 @@ CpuMeasurement by_hand() {
   // at twice that as m and as n, four times as k: factors 0.5, 0.5 and 0.25, averaged 0.41667.
   const double square = 16777216.0 / (0.5625 * 80e9) + 0.5e-6;
   m.thin = {{8, {2 * square, 2 * square, 4 * square}}};
+  // The in-place optimizer update: 12 MiB in play at 40 GB/s moved, 192 MiB at 16 GB/s.
+  m.optimizer_update = {{12.0 * (1 << 20), 40e9}, {192.0 * (1 << 20), 16e9}};
   m.held_out_gemm = {{{64, 128, 32}, 3e-5}};
   m.held_out_memory = {{96.0 * (1 << 20), 4e-3}};
   return m;
@@ -98,6 +102,26 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
   CHECK(d.held_out[1].kernel == "memory");
   CHECK(d.held_out[1].shape == "96 MiB");
   CHECK_THAT(d.held_out[1].predicted_s, WithinRel(4.194304e-3 + 0.5e-6, 1e-12));
+  // The optimizer's update: its fastest rate, 40 GB/s, and 1 at 12 MiB in play, 16/40 = 0.4 at 192 MiB.
+  CHECK(d.optimizer_bytes_per_s == 40e9);
+  CHECK(d.optimizer_memory_efficiency.points == std::vector<std::pair<double, double>>{{12.0 * (1 << 20), 1.0}, {192.0 * (1 << 20), 0.4}});
+  CHECK(d.sources.at("optimizer_memory_efficiency").find("12 MiB -> 40.00, 192 MiB -> 16.00 GB/s") != std::string::npos);
+  {
+    // An optimizer step of SGD with momentum in fp32 over 4,194,304 parameters (one stage) moves 20
+    // bytes a parameter, 83,886,080 B, and keeps 12 in play, 48 MiB: on the update's curve two fourths
+    // of the way from 12 to 192 MiB in log2 size (2 of 4 doublings), 1 − 0.6 · 2/4 = 0.7 of 40 GB/s,
+    // 2.995931 ms + 0.5 µs. On the memory curve it would have been 83,886,080 B at the curve's 80 MiB
+    // point, 1 − 0.6 · log2(80/48)/3 = 0.85261 of 30 GB/s: 3.2796 ms.
+    sim::StepWork step;
+    step.computes = {sim::ComputeWork{0, 0, 0}};
+    step.stage_updated = {4194304.0};
+    strategies::Plan plan;
+    plan.optimizer = strategies::Optimizer::SGDMomentum;
+    plan.precision = models::DType::F32;
+    plan.grad_dtype = models::DType::F32;
+    const double s = sim::work_duration(step, 0, sim::OpSeconds{}, plan, d, 1.0).seconds();
+    CHECK_THAT(s, WithinRel(83886080.0 / (0.7 * 40e9) + 0.5e-6, 1e-9));
+  }
   // A profile carrying it reads back unchanged (every figure has a source, every curve is valid).
   sim::Profile p = datasheet;
   p.devices["host-cpu"] = d;
@@ -124,6 +148,11 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   CHECK(m.memory[0].size == 3.0 * (1 << 20));
   CHECK(m.softmax_flops_per_s > 0);
   CHECK(m.optimizer_flops_per_s > 0);
+  // The in-place update at the memory sweep's size of what it keeps in play: 3 MiB, 262,144
+  // parameters of 12 bytes.
+  REQUIRE(m.optimizer_update.size() == 1);
+  CHECK(m.optimizer_update[0].size == 3.0 * (1 << 20));
+  CHECK(m.optimizer_update[0].rate_per_s > 0);
   for (const Sample& s : m.gemm) CHECK(s.rate_per_s > 0);
   CHECK(m.memory[0].rate_per_s > 0);
   CHECK(m.threads == 2);

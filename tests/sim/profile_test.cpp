@@ -183,7 +183,16 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
           "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
-          "\"optimizer_flops_per_s\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
+          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
+  }
+  SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
+    const Profile p = profile_from_json(JsonDocument::parse(
+        make(",\n      \"optimizer_bytes_per_s\": 5e10,\n      \"optimizer_memory_efficiency\": [[1e6, 1.0], [1e8, 0.25]]"), "p.json"));
+    CHECK(p.device("chip").optimizer_bytes_per_s == 5e10);
+    CHECK(p.device("chip").optimizer_memory_efficiency.at(1e8) == 0.25);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK(error_of(make(",\n      \"optimizer_bytes_per_s\": 5e10")) ==
+          "p.json:4:13: at /devices/chip: missing required key \"optimizer_memory_efficiency\"");
   }
   SECTION("a collective kind's own curve reads back; the all-reduce's is the link's efficiency") {
     const Profile p = profile_from_json(JsonDocument::parse(make("", ",\n      \"collective_efficiency\": { \"all-gather\": [[1, 0.5]] }"), "p.json"));
