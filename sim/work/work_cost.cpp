@@ -50,16 +50,15 @@ Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& se
     // parameter moved (sim/cost_model.hpp).
     const double updated = step.stage_updated[static_cast<std::size_t>(cw.optimizer_stage)];
     const double bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision, plan.grad_dtype);
-    double s = kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1);
-    if (device.optimizer_bytes_per_s > 0) {
-      // Where the device's in-place update was measured: its rate at the bytes the update keeps in
-      // play, the gradient read once and every other array read and written back in place (Adam in
-      // fp32: 4 + 24/2 = 16 bytes a parameter; SGD with momentum: 4 + 16/2 = 12).
-      const double grad = static_cast<double>(models::bytes_of(plan.grad_dtype));
-      const double in_play = (bytes_per_param + grad) / 2 * updated;
-      s = bytes_per_param * updated / (device.optimizer_bytes_per_s * device.optimizer_memory_efficiency.at(std::max(in_play, 1.0))) +
-          device.kernel_launch_overhead_s;
-    }
+    // Where the device's in-place update was measured: its rate at the bytes the update keeps in
+    // play, the gradient read once and every other array read and written back in place (Adam in
+    // fp32: 4 + 24/2 = 16 bytes a parameter; SGD with momentum: 4 + 16/2 = 12). Elsewhere the memory
+    // curve's.
+    const double in_play = (bytes_per_param + static_cast<double>(models::bytes_of(plan.grad_dtype))) / 2 * updated;
+    double s = device.optimizer_bytes_per_s > 0
+                   ? bytes_per_param * updated / (device.optimizer_bytes_per_s * device.optimizer_memory_efficiency.at(std::max(in_play, 1.0))) +
+                         device.kernel_launch_overhead_s
+                   : kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1);
     // Where the device's Adam arithmetic was measured (a CPU's square roots and divisions), it may
     // bound an Adam step instead; SGD's multiply-adds stay memory-bound.
     const bool adam = plan.optimizer == strategies::Optimizer::Adam || plan.optimizer == strategies::Optimizer::AdamW;
