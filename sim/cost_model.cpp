@@ -23,6 +23,10 @@ double gemm_peak_flops(const DeviceProfile& device, models::DType dtype) {
   return *peak;
 }
 
+double streamed_seconds(double bandwidth_bytes_per_s, const EfficiencyCurve& efficiency, double moved, double in_play) {
+  return moved / (bandwidth_bytes_per_s * efficiency.at(std::max(in_play, 1.0)));
+}
+
 namespace {
 
 /// kernel_seconds with a GEMM's thin factor given.
@@ -39,15 +43,14 @@ double kernel_seconds_at(const DeviceProfile& device, models::OpClass cls, model
       compute_s = flops / vector_peak;
     }
   }
-  const double memory_s =
-      bytes > 0 ? bytes / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(std::max(bytes / kernels, 1.0))) : 0.0;
+  const double memory_s = bytes > 0 ? streamed_seconds(device.memory_bandwidth_bytes_per_s, device.memory_efficiency, bytes, bytes / kernels) : 0.0;
   return std::max(compute_s, memory_s) + kernels * device.kernel_launch_overhead_s;
 }
 
 /// A memory-bound kernel that moves `moved` bytes (read + written) while keeping `in_play` bytes in
 /// use: the memory curve's speed at `in_play`.
 double memory_pass_seconds(const DeviceProfile& device, double moved, double in_play) {
-  return moved / (device.memory_bandwidth_bytes_per_s * device.memory_efficiency.at(std::max(in_play, 1.0))) + device.kernel_launch_overhead_s;
+  return streamed_seconds(device.memory_bandwidth_bytes_per_s, device.memory_efficiency, moved, in_play) + device.kernel_launch_overhead_s;
 }
 
 }  // namespace

@@ -21,6 +21,10 @@ namespace parasim::sim {
 /// As find_gemm_peak_flops; throws PlanError when the device has no figure.
 [[nodiscard]] double gemm_peak_flops(const DeviceProfile& device, models::DType dtype);
 
+/// Seconds to move `moved` bytes (read + written) at `efficiency`'s fraction of `bandwidth_bytes_per_s`
+/// for the `in_play` bytes a kernel keeps in use (the memory curve's, or a measured update's).
+[[nodiscard]] double streamed_seconds(double bandwidth_bytes_per_s, const EfficiencyCurve& efficiency, double moved, double in_play);
+
 /// Time of one kernel. `gemm_flops` is the FLOP count of one GEMM of the kernel (the size its
 /// efficiency is read at; 0 for memory-bound kernels, whose FLOPs run at the fp32 vector peak);
 /// `gemm_min_dim` the smallest of its m, n and k, at which the device's thin-GEMM factor is read

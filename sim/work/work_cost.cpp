@@ -56,7 +56,7 @@ Picoseconds work_duration(const StepWork& step, WorkId work, const OpSeconds& se
     // curve's.
     const double in_play = (bytes_per_param + static_cast<double>(models::bytes_of(plan.grad_dtype))) / 2 * updated;
     double s = device.optimizer_bytes_per_s > 0
-                   ? bytes_per_param * updated / (device.optimizer_bytes_per_s * device.optimizer_memory_efficiency.at(std::max(in_play, 1.0))) +
+                   ? streamed_seconds(device.optimizer_bytes_per_s, device.optimizer_memory_efficiency, bytes_per_param * updated, in_play) +
                          device.kernel_launch_overhead_s
                    : kernel_seconds(device, models::OpClass::MemoryBound, plan.precision, 12 * updated, bytes_per_param * updated, 0, 1);
     // Where the device's Adam arithmetic was measured (a CPU's square roots and divisions), it may
