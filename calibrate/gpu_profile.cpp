@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "calibrate/gpu.hpp"
 #include "calibrate/source_text.hpp"
@@ -101,23 +102,39 @@ sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const
   for (const InterferenceMeasurement& m : measured)
     for (const double t : {m.gemm_alone_s, m.gemm_beside_s, m.collective_alone_s, m.collective_beside_s})
       if (!(t > 0)) throw InputError(what, 0, 0, "", "an interference measurement with a time of " + fixed(t * 1e6, 3) + " us");
-  // The measurement that stands for the classes none names: the all-reduce's, else the first.
-  const InterferenceMeasurement* standing = &measured.front();
-  for (const InterferenceMeasurement& m : measured)
-    if (m.collective == NcclTest::AllReduce) standing = &m;
   auto compute_of = [](const InterferenceMeasurement& m) { return std::min(1.0, m.gemm_alone_s / m.gemm_beside_s); };
   auto communication_of = [](const InterferenceMeasurement& m) { return std::min(1.0, m.collective_alone_s / m.collective_beside_s); };
+  // Each kind's measurements by size. A kind measured at one size has that size's rates at every
+  // size; one measured at several has its rates by size (sim/interference.hpp), and as its one rate
+  // the measurement nearest 16 MiB in log2 (the size a single measurement is taken at, a gradient
+  // bucket's order of size).
+  std::map<NcclTest, std::map<double, const InterferenceMeasurement*>> by_kind;
+  for (const InterferenceMeasurement& m : measured)
+    if (!by_kind[m.collective].emplace(m.collective_bytes, &m).second)
+      throw InputError(what, 0, 0, "", "two interference measurements of " + std::string(to_string(m.collective)) + " at " + bytes_text(m.collective_bytes));
+  auto one_of = [](const std::map<double, const InterferenceMeasurement*>& sizes) {
+    const InterferenceMeasurement* nearest = sizes.begin()->second;
+    for (const auto& [bytes, m] : sizes)
+      if (std::abs(std::log2(std::max(bytes, 1.0)) - 24) < std::abs(std::log2(std::max(nearest->collective_bytes, 1.0)) - 24)) nearest = m;
+    return nearest;
+  };
   sim::DeviceProfile d = base;
+  auto set_class = [&](std::size_t k, const std::map<double, const InterferenceMeasurement*>& sizes) {
+    d.interference.compute[k] = compute_of(*one_of(sizes));
+    d.interference.communication[k] = communication_of(*one_of(sizes));
+    d.interference.compute_by_size[k] = {};
+    d.interference.communication_by_size[k] = {};
+    if (sizes.size() < 2) return;
+    for (const auto& [bytes, m] : sizes) {
+      d.interference.compute_by_size[k].points.emplace_back(bytes, compute_of(*m));
+      d.interference.communication_by_size[k].points.emplace_back(bytes, communication_of(*m));
+    }
+  };
+  // The kind that stands for the classes none names: the all-reduce, else the first measured.
+  const NcclTest standing = by_kind.count(NcclTest::AllReduce) ? NcclTest::AllReduce : measured.front().collective;
   // The NCCL classes come first in the rate tables (sim/interference.hpp), indexed by CollectiveKind.
-  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) {
-    d.interference.compute[k] = compute_of(*standing);
-    d.interference.communication[k] = communication_of(*standing);
-  }
-  for (const InterferenceMeasurement& m : measured) {
-    const auto k = static_cast<std::size_t>(collective_kind(m.collective));
-    d.interference.compute[k] = compute_of(m);
-    d.interference.communication[k] = communication_of(m);
-  }
+  for (std::size_t k = 0; k <= static_cast<std::size_t>(sim::CollectiveKind::SendRecv); ++k) set_class(k, by_kind.at(standing));
+  for (const auto& [test, sizes] : by_kind) set_class(static_cast<std::size_t>(collective_kind(test)), sizes);
   // Rates of 1 on both sides (neither slowed the other) are no interference: the profile then has
   // no such figure, and no source for one.
   if (d.interference.none()) {
@@ -138,7 +155,7 @@ sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const
     if (!named) unmeasured.push_back(sim::interference_class_names()[k]);
   }
   if (!unmeasured.empty()) {
-    text += "; " + std::string(to_string(standing->collective)) + " stands for ";
+    text += "; " + std::string(to_string(standing)) + " stands for ";
     for (std::size_t i = 0; i < unmeasured.size(); ++i) text += (i == 0 ? "" : i + 1 == unmeasured.size() ? " and " : ", ") + unmeasured[i];
   }
   if (base.sources.count("interference")) text += "; Transformer Engine's rates and the channel count as before: " + base.sources.at("interference");

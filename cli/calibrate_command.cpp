@@ -246,15 +246,16 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     for (const auto test : {calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
       others.push_back(session.collective_sweep(test, sizes, 2, 10));
     // What compute and each collective cost each other on these ranks, as `parasim execute` runs
-    // them: a 512^3 sgemm (a few milliseconds on one core) beside each kind the executor runs at
-    // 16 MiB (a gradient bucket's or a ZeRO-3 layer's order of size), on as many BLAS threads as
-    // each rank of `parasim execute` uses by default. Each kind gets its own rates: on this
-    // project's 2-core host an all-gather kept 0.45 of its speed beside the GEMMs where a send-recv
-    // kept 0.69 (docs/validation.md).
+    // them: a 512^3 sgemm (a few milliseconds on one core) beside each kind the executor runs, on
+    // as many BLAS threads as each rank of `parasim execute` uses by default. Each kind gets its
+    // own rates: on this project's 2-core host an all-gather kept 0.45 of its speed beside the
+    // GEMMs where a send-recv kept 0.69. And each at 1, 4, 16 and 64 MiB (a pipeline send's, a
+    // ZeRO-3 layer's and a gradient bucket's orders of size): there a polled all-reduce kept
+    // 0.54-0.66 of its speed at 16 MiB and 0.47-0.50 at 40 MiB (docs/validation.md).
     const int blas_threads = a.threads > 0 ? static_cast<int>(a.threads) : mpi::cores_per_rank();
     std::vector<calibrate::InterferenceMeasurement> beside;
     for (const auto test : {calibrate::NcclTest::AllReduce, calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
-      beside.push_back(session.interference(test, 512, double(16 << 20), blas_threads));
+      for (const double mib : {1, 4, 16, 64}) beside.push_back(session.interference(test, 512, mib * double(1 << 20), blas_threads));
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
         calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it, by `parasim calibrate --backend mpi`");
@@ -312,8 +313,9 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "  interference (" << device << "), what each keeps of its speed beside the other:\n";
     for (const auto& m : beside) {
       const auto k = static_cast<std::size_t>(calibrate::collective_kind(m.collective));
-      out << "    " << std::left << std::setw(16) << calibrate::to_string(m.collective) << std::right << " compute " << fixed(d.interference.compute[k], 3)
-          << ", the collective " << fixed(d.interference.communication[k], 3) << "\n";
+      out << "    " << std::left << std::setw(16) << calibrate::to_string(m.collective) << std::right << std::setw(10) << bytes_text(m.collective_bytes)
+          << "  compute " << fixed(d.interference.compute_at(k, m.collective_bytes), 3) << ", the collective "
+          << fixed(d.interference.communication_at(k, m.collective_bytes), 3) << "\n";
     }
   } else if (a.backend == "loader") {
     if (a.data.empty()) throw InputError("<command line>", 0, 0, "", "--backend loader needs --data DIR: a dataset (parasim data synth writes one)");

@@ -276,7 +276,9 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   // polled collective's thread is now and then preempted for a whole time slice: on this project's
   // 2-core machine a 16 MiB all-gather's median beside a GEMM was 1.6x its time alone and its mean
   // 2.4x (41 runs each). 41 runs keep the mean's spread from run to run within a few per cent.
-  constexpr int kRuns = 41;
+  // Above 16 MiB a collective spans many time slices, and fewer runs keep the mean as steady: as
+  // many as keep the collective's bytes moved those of 41 runs at 16 MiB, at least 11.
+  const int kRuns = bytes > double(16 << 20) ? std::max(11, static_cast<int>(41 * double(16 << 20) / bytes)) : 41;
   exec::set_blas_threads(blas_threads);
   (void)gemm();
   (void)collective();

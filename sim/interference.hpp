@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/collectives/names.hpp"
+#include "sim/efficiency_curve.hpp"
 
 namespace parasim::sim {
 
@@ -34,14 +35,29 @@ struct InterferenceRates {
   std::array<double, kInterferenceClassCount> compute{1, 1, 1, 1, 1, 1, 1, 1};
   /// What a collective of the class keeps of its speed while its device runs a compute kernel.
   std::array<double, kInterferenceClassCount> communication{1, 1, 1, 1, 1, 1, 1, 1};
+  /// Per class, where it was measured at several sizes: the same two rates by the collective's
+  /// bytes (the size convention of sim/collectives.hpp, nccl-tests' size), piecewise linear in
+  /// log2(bytes) and constant beyond the end points. A class with no points has `compute[cls]` and
+  /// `communication[cls]` at every size. On this project's 2-core host a polled all-reduce kept
+  /// 0.54–0.66 of its speed beside compute at 16 MiB and 0.47–0.50 at 40 MiB (docs/validation.md).
+  std::array<EfficiencyCurve, kInterferenceClassCount> compute_by_size, communication_by_size;
   /// The channels NCCL runs a collective inside one node with (0: not known; node-spanning
   /// collectives then interfere as much as in-node ones).
   double nccl_channels_in_node = 0;
   bool operator==(const InterferenceRates&) const = default;
+  /// No rate below 1, at any size.
   [[nodiscard]] bool none() const;
-  /// What compute keeps beside a collective of `cls` that takes `share` of the in-node channels:
-  /// 1 − (1 − compute[cls]) · share.
-  [[nodiscard]] double compute_beside(std::size_t cls, double share) const { return 1 - (1 - compute[cls]) * share; }
+  /// Some class has rates by size.
+  [[nodiscard]] bool by_size() const;
+  /// No collective is slowed by compute, at any size.
+  [[nodiscard]] bool communication_free() const;
+  /// What compute keeps beside a collective of `cls` and `bytes`, and what the collective keeps
+  /// beside compute: the class's curve at `bytes` where it has one, else its one rate.
+  [[nodiscard]] double compute_at(std::size_t cls, double bytes) const;
+  [[nodiscard]] double communication_at(std::size_t cls, double bytes) const;
+  /// What compute keeps beside a collective of `cls` whose own rate is `rate` (compute_at) and that
+  /// takes `share` of the in-node channels: 1 − (1 − rate) · share.
+  [[nodiscard]] static double beside(double rate, double share) { return 1 - (1 - rate) * share; }
 };
 
 /// The rates of every device of a TaskGraph: a few distinct sets (one per device kind) and, per
@@ -52,6 +68,14 @@ struct Interference {
   /// Per TaskGraph collective, in [0, 1]: its NCCL channels over the in-node channel count (1 for a
   /// collective inside a node and for userbuffers' kernels, whose rates are their own). Empty: all 1.
   std::vector<double> channel_share;
+  /// Per rate set (`rates`), then per TaskGraph collective, where some set has rates by size: the
+  /// collective's compute and communication rates at its bytes (InterferenceRates::compute_at and
+  /// communication_at, before the channel share). Empty: each class's one rate.
+  struct Sized {
+    double compute = 1, communication = 1;
+    bool operator==(const Sized&) const = default;
+  };
+  std::vector<std::vector<Sized>> at_size;
   bool operator==(const Interference&) const = default;
   /// No rate below 1 (or no devices): overlap is free and simulate_fifo gives the timeline.
   [[nodiscard]] bool none() const;
@@ -60,6 +84,18 @@ struct Interference {
   [[nodiscard]] double slowest_rate() const;
   [[nodiscard]] const InterferenceRates& of(std::int64_t device) const { return rates[of_device[static_cast<std::size_t>(device)]]; }
   [[nodiscard]] double share_of(std::uint32_t collective) const { return channel_share.empty() ? 1.0 : channel_share[collective]; }
+  /// What compute on `device` keeps beside `collective` (of interference class `cls`), its channel
+  /// share and size counted; and what the collective keeps while `device` computes.
+  [[nodiscard]] double compute_beside(std::int64_t device, std::uint32_t collective, std::size_t cls) const {
+    const std::uint32_t set = of_device[static_cast<std::size_t>(device)];
+    const double rate = at_size.empty() ? rates[set].compute[cls] : at_size[set][collective].compute;
+    return InterferenceRates::beside(rate, share_of(collective));
+  }
+  [[nodiscard]] double communication_beside(std::int64_t device, std::uint32_t collective, std::size_t cls) const {
+    const std::uint32_t set = of_device[static_cast<std::size_t>(device)];
+    return at_size.empty() ? rates[set].communication[cls] : at_size[set][collective].communication;
+  }
 };
+
 
 }  // namespace parasim::sim

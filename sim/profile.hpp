@@ -12,18 +12,10 @@
 #include <vector>
 
 #include "models/dtype.hpp"
+#include "sim/efficiency_curve.hpp"
 #include "sim/interference.hpp"
 
 namespace parasim::sim {
-
-/// Efficiency (0, 1] as a function of a size: piecewise linear in log2(size) between the points,
-/// constant beyond the first and last point.
-struct EfficiencyCurve {
-  std::vector<std::pair<double, double>> points;  ///< (size, efficiency), sizes strictly increasing
-  /// Precondition: at least one point.
-  [[nodiscard]] double at(double size) const;
-  bool operator==(const EfficiencyCurve&) const = default;
-};
 
 /// Fraction of the dtype's dense peak a fused attention kernel reaches, counting the FLOPs it executes
 /// (a causal kernel executes about half the score blocks; backward 2.5 × forward), for one head dim and

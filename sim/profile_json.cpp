@@ -96,13 +96,23 @@ std::map<std::string, std::string> read_sources(ObjectReader& owner, const std::
   return sources;
 }
 
-/// {"compute": {"all-reduce": 0.84, ...}, "communication": {...}, "nccl_channels_in_node": 24}:
-/// rates in (0, 1] by interference class (sim/interference.hpp), a class left out keeping rate 1,
-/// and NCCL's channel count inside a node.
+/// {"compute": {"all-reduce": 0.84, ...}, "communication": {...}, "compute_by_size": {"all-reduce":
+/// [[bytes, rate], ...], ...}, "communication_by_size": {...}, "nccl_channels_in_node": 24}: rates in
+/// (0, 1] by interference class (sim/interference.hpp), a class left out keeping rate 1; where a
+/// class was measured at several sizes, its rates by the collective's bytes (a curve as the
+/// efficiency curves are); and NCCL's channel count inside a node.
 InterferenceRates read_interference(ObjectReader r) {
   InterferenceRates rates;
   const JsonDocument& doc = r.document();
   rates.nccl_channels_in_node = r.number_or("nccl_channels_in_node", 1, 0);
+  const auto& names = interference_class_names();
+  auto class_of = [&](const ObjectReader& by, const std::string& key) {
+    const auto it = std::find(names.begin(), names.end(), key);
+    if (it == names.end())
+      throw doc.error_at_key(by.pointer_of(key), "unknown collective kind or kernel \"" + key + "\"" + did_you_mean(key, names) +
+                                                     "; expected one of " + quoted_list(names));
+    return static_cast<std::size_t>(it - names.begin());
+  };
   for (const auto& [side, into] : {std::pair<const char*, std::array<double, kInterferenceClassCount>*>{"compute", &rates.compute},
                                    {"communication", &rates.communication}}) {
     if (!r.has(side)) {
@@ -111,14 +121,24 @@ InterferenceRates read_interference(ObjectReader r) {
     }
     ObjectReader by = r.object(side);
     for (const auto& key : keys_of(doc, by.pointer())) {
-      const auto& names = interference_class_names();
-      const auto it = std::find(names.begin(), names.end(), key);
-      if (it == names.end())
-        throw doc.error_at_key(by.pointer_of(key), "unknown collective kind or kernel \"" + key + "\"" + did_you_mean(key, names) +
-                                                       "; expected one of " + quoted_list(names));
+      const std::size_t k = class_of(by, key);
       const double rate = by.positive(key);
       if (rate > 1) throw by.error(key, "found " + std::to_string(rate) + ", expected a rate in (0, 1]: the fraction of full speed kept");
-      (*into)[static_cast<std::size_t>(it - names.begin())] = rate;
+      (*into)[k] = rate;
+    }
+    by.finish();
+  }
+  for (const auto& [side, into] : {std::pair<const char*, std::array<EfficiencyCurve, kInterferenceClassCount>*>{"compute_by_size", &rates.compute_by_size},
+                                   {"communication_by_size", &rates.communication_by_size}}) {
+    if (!r.has(side)) {
+      r.accept(side);
+      continue;
+    }
+    ObjectReader by = r.object(side);
+    for (const auto& key : keys_of(doc, by.pointer())) {
+      const std::size_t k = class_of(by, key);
+      by.accept(key);
+      (*into)[k] = read_curve(doc, by.pointer_of(key));
     }
     by.finish();
   }
@@ -133,6 +153,13 @@ nlohmann::json interference_to_json(const InterferenceRates& rates) {
     nlohmann::json by = nlohmann::json::object();
     for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
       if ((*from)[k] < 1) by[interference_class_names()[k]] = (*from)[k];
+    if (!by.empty()) out[side] = by;
+  }
+  for (const auto& [side, from] : {std::pair<const char*, const std::array<EfficiencyCurve, kInterferenceClassCount>*>{"compute_by_size", &rates.compute_by_size},
+                                   {"communication_by_size", &rates.communication_by_size}}) {
+    nlohmann::json by = nlohmann::json::object();
+    for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
+      if (!(*from)[k].points.empty()) by[interference_class_names()[k]] = curve_to_json((*from)[k]);
     if (!by.empty()) out[side] = by;
   }
   if (rates.nccl_channels_in_node > 0) out["nccl_channels_in_node"] = rates.nccl_channels_in_node;

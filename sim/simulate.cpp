@@ -35,6 +35,7 @@ Interference step_interference(const TaskGraph& tasks, const Cluster& cluster, c
     const double across = c.kernel == CommKernel::Nccl ? nccl_channels_across_nodes(cluster, group) : 0;
     x.channel_share.push_back(across > 0 && in_node > 0 ? std::min(1.0, across / in_node) : 1.0);
   }
+  size_rates(x, tasks);
   return x;
 }
 

@@ -30,19 +30,58 @@ const std::vector<std::string>& interference_class_names() {
   return names;
 }
 
+namespace {
+double lowest(const EfficiencyCurve& curve, double at_least) {
+  for (const auto& [bytes, rate] : curve.points) at_least = std::min(at_least, rate);
+  return at_least;
+}
+}  // namespace
+
 bool InterferenceRates::none() const {
   for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
-    if (compute[k] < 1 || communication[k] < 1) return false;
+    if (compute[k] < 1 || communication[k] < 1 || lowest(compute_by_size[k], 1) < 1 || lowest(communication_by_size[k], 1) < 1) return false;
   return true;
+}
+
+bool InterferenceRates::by_size() const {
+  for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
+    if (!compute_by_size[k].points.empty() || !communication_by_size[k].points.empty()) return true;
+  return false;
+}
+
+bool InterferenceRates::communication_free() const {
+  for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
+    if (communication[k] < 1 || lowest(communication_by_size[k], 1) < 1) return false;
+  return true;
+}
+
+double InterferenceRates::compute_at(std::size_t cls, double bytes) const {
+  return compute_by_size[cls].points.empty() ? compute[cls] : compute_by_size[cls].at(bytes);
+}
+
+double InterferenceRates::communication_at(std::size_t cls, double bytes) const {
+  return communication_by_size[cls].points.empty() ? communication[cls] : communication_by_size[cls].at(bytes);
 }
 
 double Interference::slowest_rate() const {
   double slowest = 1;
-  for (const InterferenceRates& r : rates) {
-    for (const double c : r.compute) slowest = std::min(slowest, c);
-    for (const double c : r.communication) slowest = std::min(slowest, c);
-  }
+  for (const InterferenceRates& r : rates)
+    for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
+      slowest = std::min({slowest, r.compute[k], r.communication[k], lowest(r.compute_by_size[k], 1), lowest(r.communication_by_size[k], 1)});
   return std::max(slowest, 1e-6);
+}
+
+void size_rates(Interference& x, const TaskGraph& g) {
+  x.at_size.clear();
+  if (std::none_of(x.rates.begin(), x.rates.end(), [](const InterferenceRates& r) { return r.by_size(); })) return;
+  x.at_size.resize(x.rates.size());
+  for (std::size_t set = 0; set < x.rates.size(); ++set) {
+    x.at_size[set].reserve(g.collectives.size());
+    for (const CollectiveSpec& c : g.collectives) {
+      const std::size_t cls = interference_class(c.kind, c.kernel);
+      x.at_size[set].push_back({x.rates[set].compute_at(cls, c.bytes), x.rates[set].communication_at(cls, c.bytes)});
+    }
+  }
 }
 
 bool Interference::none() const {
@@ -204,8 +243,7 @@ class Fluid {
   // What compute on device d keeps while the collectives in flight there run.
   double compute_rate(std::size_t d) const {
     double r = 1;
-    const InterferenceRates& rates = x_.of(static_cast<std::int64_t>(d));
-    for (const TaskId c : in_flight_[d]) r = std::min(r, rates.compute_beside(kind_of(c), x_.share_of(g_.owner[c])));
+    for (const TaskId c : in_flight_[d]) r = std::min(r, x_.compute_beside(static_cast<std::int64_t>(d), g_.owner[c], kind_of(c)));
     return r;
   }
   // What collective task c keeps while a device it occupies computes: the least over its devices.
@@ -213,7 +251,7 @@ class Fluid {
     double r = 1;
     std::int64_t scratch = 0;
     const std::size_t k = kind_of(c);
-    for (const std::int64_t d : g_.devices_of(c, scratch)) r = std::min(r, x_.of(d).communication[k]);
+    for (const std::int64_t d : g_.devices_of(c, scratch)) r = std::min(r, x_.communication_beside(d, g_.owner[c], k));
     return r;
   }
   std::size_t kind_of(TaskId c) const {
@@ -333,11 +371,10 @@ bool simulate_one_pass(const TaskGraph& g, std::span<const Picoseconds> collecti
       finish = start + collective_ps[g.owner[t]].count;
       const CollectiveSpec& spec = g.collectives[g.owner[t]];
       const std::size_t cls = interference_class(spec.kind, spec.kernel);
-      const double share = x.share_of(g.owner[t]);
       for (const std::int64_t dev : on) {
         const auto d = static_cast<std::size_t>(dev);
         if (start < compute_end[d]) return false;  // it runs under a compute task already timed
-        const double rate = x.of(dev).compute_beside(cls, share);
+        const double rate = x.compute_beside(dev, g.owner[t], cls);
         if (rate < 1 && finish > start) beside[d].push_back({start, finish, rate});
       }
     } else {
@@ -363,16 +400,20 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                                          ProgressSink* progress) {
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
   // No entries at all: every rate 1.
-  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}};
+  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}};
   const Interference& interference = given.of_device.empty() ? free : given;
   PARASIM_CHECK(interference.of_device.size() == static_cast<std::size_t>(g.devices), "one interference entry per device");
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
   PARASIM_CHECK(interference.channel_share.empty() || interference.channel_share.size() == g.collectives.size(),
                 "one channel share per collective");
+  const bool sized = std::any_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) { return r.by_size(); });
+  PARASIM_CHECK(!sized || (interference.at_size.size() == interference.rates.size() &&
+                           std::all_of(interference.at_size.begin(), interference.at_size.end(),
+                                       [&](const auto& set) { return set.size() == g.collectives.size(); })),
+                "rates by size need each collective's rates at its size (size_rates)");
   check_time_range(g, collective_ps, interference.slowest_rate());
-  const bool fixed_collectives = std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) {
-    return std::all_of(r.communication.begin(), r.communication.end(), [](double c) { return c == 1; });
-  });
+  const bool fixed_collectives =
+      std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) { return r.communication_free(); });
   if (g.queues_follow_ids && fixed_collectives) {
     InterferedTimeline out;
     if (simulate_one_pass(g, collective_ps, interference, out, progress)) {

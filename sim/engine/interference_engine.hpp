@@ -41,8 +41,13 @@ struct InterferedTimeline {
 [[nodiscard]] std::vector<std::int64_t> compute_stretch_ps(const TaskGraph& graph, std::span<const std::int64_t> start_ps,
                                                            std::span<const std::int64_t> finish_ps);
 
+/// Fills `x.at_size` with each collective of `graph`'s rates at its bytes, where some rate set of `x`
+/// has rates by size (InterferenceRates::by_size); leaves it empty otherwise.
+void size_rates(Interference& x, const TaskGraph& graph);
+
 /// Simulates `graph` with the durations of simulate_fifo (`collective_ps[i]` for collective i) at the
-/// rates of `interference` (one entry per device of the graph, or none at all: every rate 1). Deadlocks are reported as by
+/// rates of `interference` (one entry per device of the graph, or none at all: every rate 1; its rates
+/// by size filled by size_rates). Deadlocks are reported as by
 /// simulate_fifo. `progress` hears the count of finished tasks every 262,144 tasks.
 [[nodiscard]] InterferedTimeline simulate_interference(const TaskGraph& graph, std::span<const Picoseconds> collective_ps,
                                                        const Interference& interference, ProgressSink* progress = nullptr);

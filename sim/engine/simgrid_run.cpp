@@ -51,6 +51,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/error.hpp"
 #include "sim/topology.hpp"
@@ -197,13 +198,12 @@ struct State {
   /// Sets device d's speed and its links' bandwidth for what runs on it now.
   void refresh(std::size_t d) {
     DeviceState& dev = devices[d];
-    const InterferenceRates& rates = interference.of(static_cast<std::int64_t>(d));
     double compute = 1, communication = 1;
     for (const TaskId t : dev.in_flight) {
       const CollectiveSpec& spec = g.collectives[g.owner[t]];
       const std::size_t k = interference_class(spec.kind, spec.kernel);
-      compute = std::min(compute, rates.compute_beside(k, interference.share_of(g.owner[t])));
-      communication = std::min(communication, rates.communication[k]);
+      compute = std::min(compute, interference.compute_beside(static_cast<std::int64_t>(d), g.owner[t], k));
+      communication = std::min(communication, interference.communication_beside(static_cast<std::int64_t>(d), g.owner[t], k));
     }
     const auto pstate = std::find(dev.pstate_rates.begin(), dev.pstate_rates.end(), compute) - dev.pstate_rates.begin();
     if (static_cast<unsigned long>(pstate) != dev.host->get_pstate()) dev.host->set_pstate(static_cast<unsigned long>(pstate));
@@ -423,20 +423,23 @@ void run_here(const TaskGraph& g, const Cluster& cluster, std::span<const Collec
   State st(g, plans, interference, out);
   st.interfered = interfered;
   st.devices.resize(static_cast<std::size_t>(g.devices));
-  // The distinct (class, channel share) pairs of the graph's collectives: a device's pstates are
-  // its compute rates beside each.
-  std::set<std::pair<std::size_t, double>> beside;
+  // The graph's collectives that differ in what compute keeps beside them (class, channel share and,
+  // under rates by size, bytes), one standing for each: a device's pstates are its compute rates
+  // beside each.
+  std::map<std::tuple<std::size_t, double, double>, std::uint32_t> beside;
   if (interfered)
     for (std::uint32_t c = 0; c < g.collectives.size(); ++c)
-      beside.emplace(interference_class(g.collectives[c].kind, g.collectives[c].kernel), interference.share_of(c));
+      beside.emplace(std::tuple(interference_class(g.collectives[c].kind, g.collectives[c].kernel), interference.share_of(c),
+                                interference.at_size.empty() ? 0.0 : g.collectives[c].bytes),
+                     c);
   for (std::int64_t d = 0; d < g.devices; ++d) {
     const auto i = static_cast<std::size_t>(d);
     const double speed = device_speed_flops[i];
     // Pstate 0 is full speed; under interference one more per distinct compute rate below 1.
     std::vector<double> rates{1};
     if (interfered)
-      for (const auto& [cls, share] : beside) {
-        const double r = interference.of(d).compute_beside(cls, share);
+      for (const auto& [key, c] : beside) {
+        const double r = interference.compute_beside(d, c, std::get<0>(key));
         if (std::find(rates.begin(), rates.end(), r) == rates.end()) rates.push_back(r);
       }
     std::vector<double> speeds;

@@ -181,6 +181,33 @@ TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all
   const sim::DeviceProfile alone = calibrated_interference(h100, {gather}, "--backend mpi");
   CHECK_THAT(alone.interference.communication[static_cast<std::size_t>(sim::CollectiveKind::AllReduce)], WithinRel(0.5, 1e-12));
 
+  // A kind measured at several sizes gets its rates by size, and as its one rate the measurement
+  // nearest 16 MiB. The all-reduce at 4 MiB: compute 2 / 2.5 = 0.8, the collective 1 / 1.25 = 0.8;
+  // at 64 MiB: the GEMM 4 ms beside (0.5), the all-reduce 2 ms beside (0.5). 64 MiB is 2 powers of
+  // two from 16 MiB, 4 MiB 2 as well: the first, 4 MiB, stays the one rate.
+  InterferenceMeasurement at_4 = m, at_64 = m;
+  at_4.collective_bytes = double(4 << 20);
+  at_4.collective_beside_s = 1.25e-3;
+  at_64.collective_bytes = double(64 << 20);
+  at_64.gemm_beside_s = 4e-3;
+  at_64.collective_beside_s = 2e-3;
+  const sim::DeviceProfile sized = calibrated_interference(h100, {at_64, at_4, gather}, "--backend mpi");
+  const auto all_reduce = static_cast<std::size_t>(sim::CollectiveKind::AllReduce);
+  const auto send_recv = static_cast<std::size_t>(sim::CollectiveKind::SendRecv);
+  for (const std::size_t k : {all_reduce, send_recv}) {  // send-recv: the all-reduce stands for it
+    INFO(k);
+    CHECK(sized.interference.compute_by_size[k].points == std::vector<std::pair<double, double>>{{double(4 << 20), 0.8}, {double(64 << 20), 0.5}});
+    CHECK(sized.interference.communication_by_size[k].points == std::vector<std::pair<double, double>>{{double(4 << 20), 0.8}, {double(64 << 20), 0.5}});
+    CHECK_THAT(sized.interference.compute[k], WithinRel(0.8, 1e-12));
+    // At 16 MiB, half way in log2: 0.65.
+    CHECK_THAT(sized.interference.compute_at(k, double(16 << 20)), WithinRel(0.65, 1e-12));
+  }
+  // The all-gather, measured at one size, has its one rate at every size.
+  CHECK(sized.interference.compute_by_size[all_gather].points.empty());
+  CHECK_THAT(sized.interference.compute_at(all_gather, 1e9), WithinRel(0.5, 1e-12));
+  // Two measurements of one kind at one size: which to take is not said.
+  CHECK_THROWS_AS(calibrated_interference(h100, {at_4, at_4}, "--backend mpi"), InputError);
+
   InterferenceOptions small;
   small.gemm_n = 1024;
   small.collective_bytes = double(1 << 20);

@@ -144,17 +144,30 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
   // The interference of compute and each collective kind on the ranks, written into their device,
   // host-cpu, with its source: each side's rates below 1 (a side that was not slowed is left out,
   // and a measurement where neither was writes no interference).
+  // Each kind at 1, 4, 16 and 64 MiB.
   for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter", "sendrecv"})
-    CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains(std::string("\n    ") + kind + " ") && Catch::Matchers::Contains(", the collective "));
+    for (const char* size : {"  1 MiB  compute ", "  4 MiB  compute ", " 16 MiB  compute ", " 64 MiB  compute "})
+      CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains(std::string("\n    ") + kind + " ") && Catch::Matchers::Contains(size) &&
+                                         Catch::Matchers::Contains(", the collective "));
   const auto& cpu = profile.at("devices").at("host-cpu");
   CHECK(cpu.contains("interference") == cpu.at("sources").contains("interference"));
   if (cpu.contains("interference")) {
     CHECK_THAT(cpu.at("sources").at("interference").get<std::string>(),
                Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 x MPI ranks on "));
+    // The rates at 16 MiB, and by size where some size's rate is below 1: [bytes, rate] points at
+    // the four sizes.
     for (const auto& [side, rates] : cpu.at("interference").items())
       for (const auto& [kind, rate] : rates.items()) {
         INFO(side << " " << kind);
-        CHECK((rate.get<double>() > 0 && rate.get<double>() < 1));
+        if (side.ends_with("_by_size")) {
+          REQUIRE(rate.size() == 4);
+          for (std::size_t i = 0; i < 4; ++i) {
+            CHECK(rate[i].at(0).get<double>() == double(std::int64_t{1} << (20 + 2 * i)));
+            CHECK((rate[i].at(1).get<double>() > 0 && rate[i].at(1).get<double>() <= 1));
+          }
+        } else {
+          CHECK((rate.get<double>() > 0 && rate.get<double>() < 1));
+        }
       }
   }
 }

@@ -42,7 +42,7 @@ InterferenceRates uniform(double compute, double communication) {
 
 /// Every device of a `devices`-device graph at `rates`.
 Interference everywhere(std::int64_t devices, InterferenceRates rates) {
-  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}};
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}};
 }
 
 /// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
@@ -126,6 +126,44 @@ TEST_CASE("interference: a GEMM and an all-reduce overlapping it slow each other
       CHECK_THAT(us(r.finish_ps[1]), WithinAbs(60, tolerance_us));
     }
   }
+}
+
+TEST_CASE("interference: rates by size price each collective at its bytes, on both backends", "[sim][engine][interference][simgrid]") {
+  const Backend backend = GENERATE(Backend::Analytical, Backend::SimGrid);
+  INFO(to_string(backend));
+  // A GEMM of 200 µs on device 0 and, on the communication streams, two all-reduces over both
+  // devices one after the other: 2 MB (2e6 / 100e9 = 20 µs alone), then 8 MB (80 µs alone).
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+  const TaskId gemm = b.add(TaskKind::Compute, 0, kCompute, Picoseconds(200 * kUs), Category::Backward, -1, b.label("GEMM"), {});
+  b.enqueue(gemm);
+  const auto group = b.group(std::vector<std::int64_t>{0, 1});
+  const auto small = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, group, 2e6, -1});
+  const auto large = b.collective(CollectiveSpec{CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, group, 8e6, -1});
+  const TaskId first = b.add_collective(small, kComm, Category::GradientComm, -1, b.label("all-reduce 2 MB"), {});
+  b.enqueue(first);
+  const TaskId second = b.add_collective(large, kComm, Category::GradientComm, -1, b.label("all-reduce 8 MB"), {});
+  b.enqueue(second);
+  const TaskGraph g = std::move(b).finish();
+  // The all-reduce's compute rate by size: 0.8 at 1 MB, 0.4 at 16 MB, linear in log2 between: at
+  // 2 MB a quarter of the way (log2 2 / log2 16), 0.8 − 0.25 · 0.4 = 0.7; at 8 MB three quarters,
+  // 0.8 − 0.75 · 0.4 = 0.5. Its one rate (0.9) is not used where the curve is. Communication keeps
+  // 0.5 at every size (no curve).
+  InterferenceRates rates = uniform(0.9, 0.5);
+  rates.compute_by_size[static_cast<std::size_t>(CollectiveKind::AllReduce)].points = {{1e6, 0.8}, {16e6, 0.4}};
+  Interference x = everywhere(2, rates);
+  size_rates(x, g);
+  REQUIRE(x.at_size.size() == 1);
+  CHECK_THAT(x.at_size[0][small].compute, WithinAbs(0.7, 1e-12));
+  CHECK_THAT(x.at_size[0][large].compute, WithinAbs(0.5, 1e-12));
+  // t = 0: the GEMM at 0.7 and the 2 MB all-reduce at 0.5 start; it ends at 20 / 0.5 = 40 µs, the
+  // GEMM having done 28 µs of its 200. t = 40: the 8 MB all-reduce at 0.5, the GEMM now at 0.5: the
+  // all-reduce ends at 40 + 80 / 0.5 = 200 µs, the GEMM having done 28 + 80 = 108 µs. Its last 92 µs
+  // at full speed: it ends at 292 µs. (At the one rate, 0.9, it would end at 200 + 200 · 0.1 = 220 µs.)
+  const Run r = run(g, pair_of_devices(), x, backend);
+  const double tolerance_us = backend == Backend::Analytical ? 1e-6 : 1e-5;
+  CHECK_THAT(us(r.finish_ps[first]), WithinAbs(40, tolerance_us));
+  CHECK_THAT(us(r.finish_ps[second]), WithinAbs(200, tolerance_us));
+  CHECK_THAT(us(r.finish_ps[gemm]), WithinAbs(292, tolerance_us));
 }
 
 TEST_CASE("interference: rates change at every start and end, by collective kind", "[sim][engine][interference]") {

@@ -194,6 +194,21 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(error_of(make(",\n      \"optimizer_bytes_per_s\": 5e10")) ==
           "p.json:4:13: at /devices/chip: missing required key \"optimizer_memory_efficiency\"");
   }
+  SECTION("interference rates by size read back as written; a rate above 1 or an unknown kind is refused") {
+    const Profile p = profile_from_json(JsonDocument::parse(
+        make(",\n      \"interference\": { \"compute\": { \"all-reduce\": 0.6 }, \"compute_by_size\": { \"all-reduce\": [[1048576, 0.8], [67108864, 0.5]] } }"),
+        "p.json"));
+    const InterferenceRates& x = p.device("chip").interference;
+    // All-reduce: its curve at 8 MiB, 3/6 of the way from 1 to 64 MiB in log2: 0.8 − 0.5 · 0.3 = 0.65;
+    // its communication rate, with no curve, 1 at every size.
+    CHECK_THAT(x.compute_at(0, 8 << 20), Catch::Matchers::WithinRel(0.65, 1e-12));
+    CHECK(x.communication_at(0, 8 << 20) == 1);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK(error_of(make(",\n      \"interference\": { \"communication_by_size\": { \"all-reduce\": [[1048576, 1.5]] } }")) ==
+          "p.json:12:77: at /devices/chip/interference/communication_by_size/all-reduce/0/1: found number 1.5, expected an efficiency in (0, 1]");
+    CHECK_THAT(error_of(make(",\n      \"interference\": { \"compute_by_size\": { \"allreduce\": [[1, 0.5]] } }")),
+               Catch::Matchers::Contains("at /devices/chip/interference/compute_by_size/allreduce: unknown collective kind or kernel \"allreduce\""));
+  }
   SECTION("a collective kind's own curve reads back; the all-reduce's is the link's efficiency") {
     const Profile p = profile_from_json(JsonDocument::parse(make("", ",\n      \"collective_efficiency\": { \"all-gather\": [[1, 0.5]] }"), "p.json"));
     CHECK(p.link("wire").collective_efficiency.at(CollectiveKind::AllGather).at(1) == 0.5);
