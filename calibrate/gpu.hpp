@@ -94,6 +94,16 @@ struct InterferenceMeasurement {
 };
 [[nodiscard]] std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions& options = {});
 
+/// One rank's mean times in an interference measurement (InterferenceMeasurement's four).
+struct RankInterference {
+  double gemm_alone_s = 0, gemm_beside_s = 0, collective_alone_s = 0, collective_beside_s = 0;
+};
+/// The measurement's times from every rank's: each side the slowest rank's, the rank whose GEMM kept
+/// least of its speed (gemm_alone / gemm_beside) and the rank whose collective kept least. A step's
+/// collectives wait for their last rank, and the model's data-parallel replicas stand for each
+/// other, so the slowest rank's rates are the ones a step pays. Precondition: at least one rank.
+[[nodiscard]] RankInterference slowest_rank(const std::vector<RankInterference>& ranks);
+
 /// `base` with the measured interference: compute keeps gemm_alone / gemm_beside of its speed beside
 /// the measured collective's class, the collective keeps collective_alone / collective_beside while
 /// its device computes; each at most 1, with its source. The NCCL classes no measurement names take

@@ -97,6 +97,18 @@ sim::DeviceProfile calibrated_gpu(const sim::DeviceProfile& base, const CudaMeas
   return d;
 }
 
+RankInterference slowest_rank(const std::vector<RankInterference>& ranks) {
+  PARASIM_CHECK(!ranks.empty(), "an interference measurement has at least one rank");
+  const RankInterference* compute = &ranks.front();
+  const RankInterference* collective = &ranks.front();
+  // a/b < c/d as a·d < c·b: the times are positive.
+  for (const RankInterference& r : ranks) {
+    if (r.gemm_alone_s * compute->gemm_beside_s < compute->gemm_alone_s * r.gemm_beside_s) compute = &r;
+    if (r.collective_alone_s * collective->collective_beside_s < collective->collective_alone_s * r.collective_beside_s) collective = &r;
+  }
+  return {compute->gemm_alone_s, compute->gemm_beside_s, collective->collective_alone_s, collective->collective_beside_s};
+}
+
 sim::DeviceProfile calibrated_interference(const sim::DeviceProfile& base, const std::vector<InterferenceMeasurement>& measured, const std::string& what) {
   if (measured.empty()) throw InputError(what, 0, 0, "", "no interference measurement");
   for (const InterferenceMeasurement& m : measured)

@@ -208,6 +208,14 @@ TEST_CASE("calibrate gpu: interference from a GEMM timed alone and beside an all
   // Two measurements of one kind at one size: which to take is not said.
   CHECK_THROWS_AS(calibrated_interference(h100, {at_4, at_4}, "--backend mpi"), InputError);
 
+  // Each side the slowest rank's: rank 0's GEMM kept 2 / 4 = 0.5 of its speed (rank 1's 2 / 2.5 =
+  // 0.8), rank 1's collective 1 / 2 = 0.5 (rank 0's 1 / 1.25 = 0.8).
+  const RankInterference slowest = slowest_rank({{2e-3, 4e-3, 1e-3, 1.25e-3}, {2e-3, 2.5e-3, 1e-3, 2e-3}});
+  CHECK(slowest.gemm_alone_s == 2e-3);
+  CHECK(slowest.gemm_beside_s == 4e-3);
+  CHECK(slowest.collective_alone_s == 1e-3);
+  CHECK(slowest.collective_beside_s == 2e-3);
+
   InterferenceOptions small;
   small.gemm_n = 1024;
   small.collective_bytes = double(1 << 20);
