@@ -216,26 +216,42 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
       in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
     };
     for (int k = 0; k < warmup; ++k) once();
-    // Rounds of `iterations` calls until the rounds took 50 ms (at most 100 rounds): a polled wait
-    // ends on a sleep's boundary (tens of microseconds), so a small size needs many calls for its
-    // mean to settle. Each round counts the slowest rank's time; every rank sees the same sum.
+    // Each call as the executor meets it: one rank arrives while the others already wait. A step's
+    // collective is released on each rank by its own compute, and the ranks' compute never ends at
+    // once, so the first to arrive has spun its 20 us and sleeps (mpi/polling.hpp) when the last
+    // posts, and must wake before the collective can progress. On this project's 2-core VM that
+    // cost 35-50 us a call: a 64 KiB all-gather took 10 us with both ranks arriving together and
+    // 63 us with one 300 us late, a 64 KiB reduce-scatter 19 and 106 us, and ResNet-18's TP 2
+    // steps ran their 64-128 KiB all-gathers and reduce-scatters in 63-186 us each (docs/validation.md).
+    // So the ranks take turns arriving 200 us late (a busy wait, as compute is), and each call's time
+    // is the late rank's, from its post to its completion. Calls until the late ranks' times sum to
+    // 50 ms, at least 2·`iterations` and at most 100·`iterations`: a polled wait ends on a sleep's
+    // boundary, so a small size needs many calls for its mean to settle.
+    constexpr double kLateBy = 200e-6;
     double total = 0;
     int calls = 0;
-    for (int round = 0; round < 100 && (round == 0 || total < 0.05); ++round) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = MPI_Wtime();
-      for (int k = 0; k < iterations; ++k) once();
-      double mine = MPI_Wtime() - t0, slowest_round = 0;
-      MPI_Allreduce(&mine, &slowest_round, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      total += slowest_round;
-      calls += iterations;
+    while (calls < 100 * iterations && (calls < 2 * iterations || total < 0.05)) {
+      double late_s = 0;
+      for (int k = 0; k < iterations; ++k, ++calls) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const bool late = calls % size_ == rank_;
+        if (late)
+          for (const double w = MPI_Wtime(); MPI_Wtime() - w < kLateBy;) {
+          }
+        const double t0 = MPI_Wtime();
+        once();
+        if (late) late_s += MPI_Wtime() - t0;
+      }
+      double round_s = 0;
+      MPI_Allreduce(&late_s, &round_s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      total += round_s;
     }
-    const double slowest = total / calls;
+    const double per_call = total / calls;
     const double size = static_cast<double>(count) * sizeof(float);
     // nccl-tests' bus bandwidth factors (its doc/PERFORMANCE.md): 2(n-1)/n for all_reduce, (n-1)/n
     // for all_gather and reduce_scatter, 1 for sendrecv.
     const double factor = test == calibrate::NcclTest::AllReduce ? 2 * (n - 1) / n : test == calibrate::NcclTest::SendRecv ? 1.0 : (n - 1) / n;
-    log.rows.push_back({size, slowest, 0, factor * size / slowest, 0});
+    log.rows.push_back({size, per_call, 0, factor * size / per_call, 0});
   }
   return log;
 }
@@ -288,14 +304,20 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   MPI_Barrier(MPI_COMM_WORLD);
   for (int k = 0; k < kRuns; ++k) reduce_alone.push_back(collective());
   // Beside each other: GEMMs on a second thread for as long as this one all-reduces (only this
-  // thread calls MPI); the GEMMs that started before the last all-reduce ended count.
+  // thread calls MPI); the GEMMs that started before the last all-reduce ended count. Enough
+  // collectives to span 6 GEMMs alone on every rank (the ranks agree on the count, as a collective
+  // needs): 41 one-MiB send-recvs take less time than one 512^3 GEMM, which then ran mostly alone
+  // (kept "1.000") or not at all.
+  double spans = std::ceil(6 * mean_of(gemm_alone) / mean_of(reduce_alone)), most = 0;
+  MPI_Allreduce(&spans, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const int runs_beside = std::max(kRuns, static_cast<int>(std::min(most, 100000.0)));
   MPI_Barrier(MPI_COMM_WORLD);
   std::atomic<bool> stop{false};
   std::thread compute([&] {
     exec::set_blas_threads(blas_threads);
     while (!stop.load()) gemm_beside.push_back(gemm());
   });
-  for (int k = 0; k < kRuns; ++k) reduce_beside.push_back(collective());
+  for (int k = 0; k < runs_beside; ++k) reduce_beside.push_back(collective());
   stop = true;
   compute.join();
   if (gemm_beside.size() > 1) gemm_beside.pop_back();  // the one that ran past the last all-reduce
