@@ -113,35 +113,27 @@ InterferenceRates read_interference(ObjectReader r) {
                                                      "; expected one of " + quoted_list(names));
     return static_cast<std::size_t>(it - names.begin());
   };
-  for (const auto& [side, into] : {std::pair<const char*, std::array<double, kInterferenceClassCount>*>{"compute", &rates.compute},
-                                   {"communication", &rates.communication}}) {
+  // Each side's object: a member per class, read by `read` (class index, the object, the key).
+  auto each_class = [&](const char* side, const auto& read) {
     if (!r.has(side)) {
       r.accept(side);
-      continue;
+      return;
     }
     ObjectReader by = r.object(side);
-    for (const auto& key : keys_of(doc, by.pointer())) {
-      const std::size_t k = class_of(by, key);
+    for (const auto& key : keys_of(doc, by.pointer())) read(class_of(by, key), by, key);
+    by.finish();
+  };
+  for (auto [side, into] : {std::pair{"compute", &rates.compute}, std::pair{"communication", &rates.communication}})
+    each_class(side, [into = into](std::size_t k, ObjectReader& by, const std::string& key) {
       const double rate = by.positive(key);
       if (rate > 1) throw by.error(key, "found " + std::to_string(rate) + ", expected a rate in (0, 1]: the fraction of full speed kept");
       (*into)[k] = rate;
-    }
-    by.finish();
-  }
-  for (const auto& [side, into] : {std::pair<const char*, std::array<EfficiencyCurve, kInterferenceClassCount>*>{"compute_by_size", &rates.compute_by_size},
-                                   {"communication_by_size", &rates.communication_by_size}}) {
-    if (!r.has(side)) {
-      r.accept(side);
-      continue;
-    }
-    ObjectReader by = r.object(side);
-    for (const auto& key : keys_of(doc, by.pointer())) {
-      const std::size_t k = class_of(by, key);
+    });
+  for (auto [side, into] : {std::pair{"compute_by_size", &rates.compute_by_size}, std::pair{"communication_by_size", &rates.communication_by_size}})
+    each_class(side, [&doc, into = into](std::size_t k, ObjectReader& by, const std::string& key) {
       by.accept(key);
       (*into)[k] = read_curve(doc, by.pointer_of(key));
-    }
-    by.finish();
-  }
+    });
   r.finish();
   return rates;
 }
