@@ -5,7 +5,12 @@
 # top) and runs every plan once (`--steps 5`, the median of five timed steps), so the slow drift of a
 # shared machine falls on all plans of a round alike. Prints, per plan, each round's error and the
 # median over rounds, as a Markdown table (docs/validation.md), then each run's host check.
-# Usage: scripts/execute-table.sh [BUILD_DIR] [WORK_DIR]   (ROUNDS=N in the environment)
+# Then, per scenario and round, the plans in measured and in predicted order, and whether the two
+# orders agree (the acceptance's ranking), with each pair of neighbours' measured gap beside the
+# slower one's spread over its steps (fastest to slowest): a gap inside the spread is not a ranking
+# the run can tell apart.
+# Usage: scripts/execute-table.sh [BUILD_DIR] [WORK_DIR]   (ROUNDS=N in the environment; REPORT_ONLY=1
+# prints the tables from WORK_DIR's rounds of an earlier run without running anything)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
@@ -19,6 +24,7 @@ scenarios=(tiny-gpt-cpu small-resnet-cpu)
 join() { local IFS=/; echo "$*"; }  # "a/b/c"
 mkdir -p "$work"
 for ((r = 1; r <= rounds; ++r)); do
+  [ "${REPORT_ONLY:-0}" = 1 ] && break
   d="$work/round$r"; mkdir -p "$d"
   "$parasim" calibrate --backend cpu --threads 1 --out "$d/cpu.json" > "$d/calibrate-cpu.txt" 2>&1
   "${mpirun[@]}" "$parasim" calibrate --backend mpi --link shm --base "$d/cpu.json" --out "$d/cpu-shm.json" > "$d/calibrate-mpi.txt" 2>&1
@@ -62,5 +68,41 @@ for s in "${scenarios[@]}"; do
       memory+=("$(grep '^| 64 MiB memory pass |' "$work/round$r/$s-$p/report.md" | cut -d'|' -f5 | xargs)")
     done
     echo "| $s | $p | $(join "${gemm[@]}") | $(join "${memory[@]}") |"
+  done
+done
+# The ranking: "| one step | MEDIAN | FASTEST | SLOWEST | PREDICTED | ERROR |", times in ms or s.
+seconds() { awk -v v="$1" -v u="$2" 'BEGIN { f = (u == "s") ? 1 : (u == "ms") ? 1e-3 : (u == "us") ? 1e-6 : 0; printf "%.9f", v * f }'; }
+echo
+echo "| scenario | round | measured order (gap to the next, that plan's spread) | predicted order | same order |"
+echo "|---|---|---|---|---|"
+for s in "${scenarios[@]}"; do
+  for ((r = 1; r <= rounds; ++r)); do
+    rows=()
+    for p in "${plans[@]}"; do
+      line="$(grep '^| one step |' "$work/round$r/$s-$p/report.md")"
+      read -r mv mu <<< "$(echo "$line" | cut -d'|' -f3)"
+      read -r fv fu <<< "$(echo "$line" | cut -d'|' -f4)"
+      read -r sv su <<< "$(echo "$line" | cut -d'|' -f5)"
+      read -r pv pu <<< "$(echo "$line" | cut -d'|' -f6)"
+      rows+=("$p $(seconds "$mv" "$mu") $(seconds "$fv" "$fu") $(seconds "$sv" "$su") $(seconds "$pv" "$pu")")
+    done
+    measured_order="$(printf '%s\n' "${rows[@]}" | sort -g -k2 | awk '
+      { name[NR] = $1; m[NR] = $2; spread[NR] = $4 - $3 }
+      END { for (i = 1; i <= NR; ++i) { printf "%s", name[i]; if (i < NR) printf " < (%+.1f%%, %.1f%%) ", 100 * (m[i+1] - m[i]) / m[i], 100 * spread[i+1] / m[i+1] } }')"
+    predicted_order="$(printf '%s\n' "${rows[@]}" | sort -g -k5 | awk '
+      { name[NR] = $1; p[NR] = $5 }
+      END { for (i = 1; i <= NR; ++i) { printf "%s", name[i]; if (i < NR) printf (p[i+1] - p[i] <= 1e-3 * p[i]) ? " = " : " < " } }')"
+    # Pairs the prediction puts the other way round from the measurement (a predicted tie, within
+    # 0.1%, puts no pair either way), each with the measured gap and the slower plan's spread.
+    discordant="$(printf '%s\n' "${rows[@]}" | awk '
+      { name[NR] = $1; m[NR] = $2; lo[NR] = $3; hi[NR] = $4; p[NR] = $5 }
+      END {
+        out = ""
+        for (i = 1; i <= NR; ++i) for (j = 1; j <= NR; ++j)
+          if (m[i] < m[j] && p[i] - p[j] > 1e-3 * p[j])
+            out = out sprintf("%s%s measured %.1f%% before %s (spread %.1f%%)", out == "" ? "" : "; ", name[i], 100 * (m[j] - m[i]) / m[j], name[j], 100 * (hi[j] - lo[j]) / m[j])
+        print out == "" ? "yes" : "no: " out
+      }')"
+    echo "| $s | $r | $measured_order | $predicted_order | $discordant |"
   done
 done
