@@ -58,6 +58,9 @@ struct NcclTestsLog {
   /// polled waits end on a sleep's boundary, so that a small size can take longer than a larger one
   /// and a later row would otherwise come out faster than the latency (above the line rate).
   bool latency_from_fastest_row = false;
+  /// How each row's time was taken, for the profile's sources: set by calibrate --backend mpi ("each
+  /// call timed on a rank arriving 200 us after the others"), empty for a log nccl-tests printed.
+  std::string timing;
 };
 
 /// Reads nccl-tests output. The collective comes from the log's "# Collective test starting: X_perf"

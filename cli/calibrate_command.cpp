@@ -258,7 +258,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       for (const double mib : {1, 4, 16, 64}) beside.push_back(session.interference(test, 512, mib * double(1 << 20), blas_threads));
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
-        calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (each call timed on a rank arriving 200 us after the others), by `parasim calibrate --backend mpi`");
+        calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (" + log.timing + "), by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
                      (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << a.link << " measured by MPI_Iallreduce, polled as parasim execute runs it, over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
@@ -297,7 +297,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "  own curves of the other collectives" << (log.hosts == 1 ? " (error against the measurement, 8 B to 64 MiB: from the all-reduce's curve -> from their own)" : "") << ":\n";
     for (const auto& other : others) {
       const std::string before = error_range(other);
-      l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it (each call timed on a rank arriving 200 us after the others) by `parasim calibrate --backend mpi`");
+      l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it (" + other.timing + ") by `parasim calibrate --backend mpi`");
       const std::string after = error_range(other);
       const std::string name(calibrate::to_string(other.test));
       const sim::CollectiveKind kind = calibrate::collective_kind(other.test);

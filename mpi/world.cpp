@@ -189,6 +189,9 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
   log.test = test;
   log.ranks = size_;
   log.latency_from_fastest_row = true;  // polled waits: small sizes noisier than their differences
+  // How late a rank arrives at each call of the sweep (below), said once in the log's timing.
+  constexpr double kLateBy = 200e-6;
+  log.timing = "each call timed on a rank arriving " + std::to_string(static_cast<int>(std::lround(kLateBy * 1e6))) + " us after the others";
   // Every rank's processor name, fixed-size, to count the hosts.
   std::vector<char> name(MPI_MAX_PROCESSOR_NAME, '\0'), names(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
   int length = 0;
@@ -227,7 +230,6 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
     // is the late rank's, from its post to its completion. Calls until the late ranks' times sum to
     // 50 ms, at least 2·`iterations` and at most 100·`iterations`: a polled wait ends on a sleep's
     // boundary, so a small size needs many calls for its mean to settle.
-    constexpr double kLateBy = 200e-6;
     double total = 0;
     int calls = 0;
     while (calls < 100 * iterations && (calls < 2 * iterations || total < 0.05)) {
