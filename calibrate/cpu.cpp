@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "calibrate/source_text.hpp"
+#include "exec/host_memory.hpp"
 #include "exec/kernels.hpp"
 #include "common/error.hpp"
 #include "sim/cost_model.hpp"
@@ -92,6 +93,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
   m.blas = exec::blas_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+  m.pages = exec::host_pages();
   m.thin_other = options.thin_other;
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   exec::set_blas_threads(static_cast<int>(m.threads));
@@ -111,7 +113,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       shapes.push_back({o, o, d});
     }
     shapes.insert(shapes.end(), options.held_out_gemms.begin(), options.held_out_gemms.end());
-    std::vector<std::vector<float>> operands;
+    std::vector<exec::HostVector<float>> operands;
     std::vector<std::function<void()>> runs;
     for (const auto& [mm, nn, kk] : shapes) {
       PARASIM_CHECK(mm >= 1 && nn >= 1 && kk >= 1, "GEMM shapes are positive");
@@ -196,7 +198,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   }
   {
     const auto n = static_cast<std::size_t>(std::max(1.0, options.optimizer_parameters));
-    std::vector<float> state(4 * n, 1.0f / 64);
+    exec::HostVector<float> state(4 * n, 1.0f / 64);
     float* p = state.data();
     const double s = median_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 5, options.min_seconds_per_size);
     m.optimizer_flops_per_s = 12.0 * static_cast<double>(n) / s;
@@ -209,7 +211,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     double largest = 0;
     for (const double bytes : options.memory_bytes) largest = std::max(largest, bytes);
     const auto most = static_cast<std::size_t>(std::max(1.0, largest / 12));
-    std::vector<float> state(3 * most, 1.0f / 64);
+    exec::HostVector<float> state(3 * most, 1.0f / 64);
     float *p = state.data(), *g = p + most, *v = g + most;
     std::vector<std::function<void()>> runs;
     std::vector<std::size_t> counts;
@@ -229,7 +231,7 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   sim::DeviceProfile d = base;
   const double peak = best_rate(m.gemm), bandwidth = best_rate(m.memory);
   const std::string where = "measured by `parasim calibrate --backend cpu` on " + m.cpu + " (GEMMs on " + std::to_string(m.threads) +
-                            " threads, " + m.blas + "; memory-bound kernels on one; each size's median time)";
+                            " threads, " + m.blas + "; memory-bound kernels on one; buffers on " + (m.pages.empty() ? std::string("the host's pages") : m.pages) + "; each size's median time)";
   d.description = base.description + "; calibrated on " + m.cpu;
   d.peak_flops_per_s = {{models::DType::F32, peak}};
   d.gemm_efficiency = efficiency_curve(m.gemm, peak);
@@ -311,7 +313,7 @@ std::vector<HostCheck> host_check(const sim::DeviceProfile& device, int runs) {
   PARASIM_CHECK(runs >= 1, "a host check times each kernel at least once");
   constexpr std::int64_t n = 512;            // a few milliseconds on one core: one of the sweep's squares
   constexpr double bytes = 64.0 * (1 << 20);  // beyond a core's L2, as a large layer's passes are
-  std::vector<float> a(static_cast<std::size_t>(n * n), 1.0f / 64), b(a), c(a.size(), 0.0f);
+  exec::HostVector<float> a(static_cast<std::size_t>(n * n), 1.0f / 64), b(a), c(a.size(), 0.0f);
   const auto gemm = [&] { exec::sgemm(false, false, n, n, n, a.data(), b.data(), c.data()); };
   exec::Scratch scratch;
   const auto pass = [&] { exec::stream_pass(bytes, scratch); };

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/host_memory.hpp"
 #include "models/graph.hpp"
 #include "sim/work/work.hpp"
 #include "strategies/plan.hpp"
@@ -45,7 +46,7 @@ class Scratch {
   float* get(int slot, std::size_t count);
 
  private:
-  std::vector<float> slots_[kSlots];
+  HostVector<float> slots_[kSlots];  ///< on huge pages where the host gives them (exec/host_memory.hpp)
 };
 
 /// What runs a rank's compute tasks and holds its message buffers: the CPU's (below) or a GPU's
@@ -88,7 +89,7 @@ class CpuKernels final : public Kernels {
   const strategies::Plan& plan_;
   int blas_threads_;
   std::vector<Scratch> lanes_;
-  std::vector<std::vector<float>> optimizer_state_;  ///< per stage: the state arrays, interleaved
+  std::vector<HostVector<float>> optimizer_state_;  ///< per stage: the state arrays, interleaved
 };
 
 /// The memory-bound kernel: moves `bytes` on the calling thread, half read and half written

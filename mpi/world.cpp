@@ -15,6 +15,7 @@
 
 #include "calibrate/source_text.hpp"
 #include "common/error.hpp"
+#include "exec/host_memory.hpp"
 #include "exec/kernels.hpp"
 #include "mpi/polling.hpp"
 
@@ -207,7 +208,7 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
   double largest = 0;
   for (double b : bytes) largest = std::max(largest, b);
   const auto floats = static_cast<std::size_t>(largest / sizeof(float)) + 1;
-  std::vector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
+  exec::HostVector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
   const double n = static_cast<double>(size_);
   for (const double b : bytes) {
     // Whole floats, and for the gathers and scatters a whole share per rank.
@@ -273,11 +274,11 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   MPI_Get_processor_name(name, &length);
   m.device_name = calibrate::source_text("MPI ranks on " + std::string(name));
   const auto n = static_cast<std::size_t>(gemm_n);
-  std::vector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f);
+  exec::HostVector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f);
   // Whole floats, and for the gathers and scatters a whole share per rank (as collective_sweep).
   const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
   const auto count = std::max(per_rank, static_cast<int>(std::min(bytes / sizeof(float), 2147483647.0)) / per_rank * per_rank);
-  std::vector<float> buffer(static_cast<std::size_t>(count), 1.0f), out(static_cast<std::size_t>(count), 0.0f);
+  exec::HostVector<float> buffer(static_cast<std::size_t>(count), 1.0f), out(static_cast<std::size_t>(count), 0.0f);
   auto gemm = [&] {
     const double t0 = MPI_Wtime();
     exec::sgemm(false, false, gemm_n, gemm_n, gemm_n, a.data(), b.data(), c.data());

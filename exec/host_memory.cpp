@@ -1,0 +1,47 @@
+#include "exec/host_memory.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace parasim::exec {
+
+namespace {
+constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's and arm64's (4 KiB granule) PMD page
+}
+
+std::string host_pages() {
+  // "always [madvise] never": the bracketed word is the mode.
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto open = text.find('['), close = text.find(']', open == std::string::npos ? 0 : open);
+  const std::string mode = open == std::string::npos || close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+  if (mode == "always" || mode == "madvise") return "2 MiB pages advised (transparent huge pages: " + mode + ")";
+  return "4 KiB pages (transparent huge pages: " + (mode.empty() ? std::string("none") : mode) + ")";
+}
+
+void* allocate_host(std::size_t bytes) {
+  if (bytes < kHugePage) return ::operator new(bytes == 0 ? 1 : bytes);
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Advice only: EINVAL where the kernel has no transparent huge pages leaves ordinary pages.
+  (void)::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void release_host(void* p, std::size_t bytes) noexcept {
+  if (bytes < kHugePage) {
+    ::operator delete(p);
+  } else {
+    std::free(p);
+  }
+}
+
+}  // namespace parasim::exec

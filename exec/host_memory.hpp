@@ -1,0 +1,50 @@
+#pragma once
+/// Host buffers of the CPU executor and of `parasim calibrate --backend cpu|mpi`, allocated alike so
+/// that the calibration measures kernels on memory that behaves as the executor's does.
+///
+/// A buffer of 2 MiB or more is aligned to 2 MiB and advised MADV_HUGEPAGE (madvise(2)): where the
+/// kernel's transparent huge pages are "always" or "madvise" (Debian's and most distributions'
+/// settings), it is backed by 2 MiB pages. On 4 KiB pages a large memory-bound loop's speed hangs on
+/// TLB misses, and in a virtual machine on how the host happens to back each page: on this project's
+/// 2-core VM an in-place SGD-with-momentum update of 11.2 M parameters (3 arrays, 134 MB) took
+/// 8.7-9.7 ms on 4 KiB pages and 6.9-7.3 ms on 2 MiB pages, and freshly allocated 4 KiB pages ran
+/// slower than pages a process had used for a while, so that a calibration's long sweep and an
+/// executor's fresh buffers saw different speeds (docs/validation.md). Smaller buffers, and hosts
+/// where the advice does nothing, get ordinary memory.
+#include <cstddef>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace parasim::exec {
+
+/// The pages large host buffers get, in words, for reports and profiles: "2 MiB pages advised
+/// (transparent huge pages: madvise)", or "4 KiB pages (transparent huge pages: never)" where the
+/// kernel gives none.
+[[nodiscard]] std::string host_pages();
+
+/// `bytes` of host memory (see above); free with release_host.
+[[nodiscard]] void* allocate_host(std::size_t bytes);
+void release_host(void* p, std::size_t bytes) noexcept;
+
+/// std::allocator's contract over allocate_host / release_host.
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  HostAllocator() = default;
+  template <class U>
+  HostAllocator(const HostAllocator<U>&) noexcept {}  // NOLINT: converting, as allocators are
+  [[nodiscard]] T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(allocate_host(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { release_host(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const HostAllocator<U>&) const noexcept { return true; }
+};
+
+/// A vector of host memory allocated as above.
+template <class T>
+using HostVector = std::vector<T, HostAllocator<T>>;
+
+}  // namespace parasim::exec
