@@ -24,6 +24,7 @@
 #include "exec/compare.hpp"
 #include "exec/cuda_kernels.hpp"
 #include "exec/executor.hpp"
+#include "exec/host_memory.hpp"
 #include "exec/kernels.hpp"
 #include "exec/loader_input.hpp"
 #include "mpi/session.hpp"
@@ -128,6 +129,41 @@ struct Report {
 
 constexpr int kHostCheckRuns = 5;  // each kernel's median of 5 on each rank (calibrate::host_check)
 
+/// The host check's section of report.md: each check's measured time (the mean over the ranks of
+/// each rank's median), the profile's price and the error.
+std::string host_check_markdown(const std::vector<calibrate::HostCheck>& host) {
+  if (host.empty()) return "";
+  std::ostringstream md;
+  md << "Host check, just before the run (each rank's median of " << kHostCheckRuns
+     << ", the mean over the ranks): how far this host had moved since the profile was calibrated, an error the compute predictions share.\n\n";
+  md << "| check | measured | profile | error |\n|---|---:|---:|---:|\n";
+  for (const calibrate::HostCheck& h : host)
+    md << "| " << h.what << " | " << reports::duration_text(h.measured_s) << " | " << reports::duration_text(h.predicted_s) << " | "
+       << error_text(h.predicted_s, h.measured_s) << " |\n";
+  md << "\n";
+  return md.str();
+}
+
+/// The same for execution.json's "host_check".
+template <class Json>
+Json host_check_json(const std::vector<calibrate::HostCheck>& host) {
+  Json checks = Json::array();
+  for (const calibrate::HostCheck& h : host)
+    checks.push_back({{"check", h.what}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s}, {"error", (h.predicted_s - h.measured_s) / h.measured_s}});
+  return checks;
+}
+
+/// The host check on every rank at once, each measured time then the mean over the `size` ranks:
+/// `sum` adds a buffer over every rank (a local-update or federated run's all-reduce among all).
+std::vector<calibrate::HostCheck> host_check_over(const sim::DeviceProfile& device, int size, const std::function<void(float*, std::size_t)>& sum) {
+  std::vector<calibrate::HostCheck> host = calibrate::host_check(device, kHostCheckRuns);
+  std::vector<float> seconds;
+  for (const auto& h : host) seconds.push_back(static_cast<float>(h.measured_s));
+  sum(seconds.data(), seconds.size());
+  for (std::size_t i = 0; i < host.size(); ++i) host[i].measured_s = static_cast<double>(seconds[i]) / size;
+  return host;
+}
+
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
                  const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "",
                  const std::vector<calibrate::HostCheck>& host = {}) {
@@ -143,15 +179,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   md << "| one step | " << reports::duration_text(c.measured_median_s) << " | " << reports::duration_text(c.measured_min_s) << " | " << reports::duration_text(c.measured_max_s) << " | "
      << reports::duration_text(c.predicted_s) << " | " << error_text(c.predicted_s, c.measured_median_s) << " |\n\n";
-  if (!host.empty()) {
-    md << "Host check, just before the run (each rank's median of " << kHostCheckRuns
-       << ", the mean over the ranks): how far this host had moved since the profile was calibrated, an error the compute predictions share.\n\n";
-    md << "| check | measured | profile | error |\n|---|---:|---:|---:|\n";
-    for (const calibrate::HostCheck& h : host)
-      md << "| " << h.what << " | " << reports::duration_text(h.measured_s) << " | " << reports::duration_text(h.predicted_s) << " | "
-         << error_text(h.predicted_s, h.measured_s) << " |\n";
-    md << "\n";
-  }
+  md << host_check_markdown(host);
   md << "Per class, in the median step, summed over ranks (a collective's time on each rank includes waiting for its group):\n\n";
   md << "| class | operations | measured | predicted | error |\n|---|---:|---:|---:|---:|\n";
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
@@ -181,12 +209,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"error", c.error()},
               {"classes", classes},
               {"operator_passes", ops}};
-  if (!host.empty()) {
-    nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-    for (const calibrate::HostCheck& h : host)
-      checks.push_back({{"check", h.what}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s}, {"error", (h.predicted_s - h.measured_s) / h.measured_s}});
-    out.json["host_check"] = checks;
-  }
+  if (!host.empty()) out.json["host_check"] = host_check_json<nlohmann::ordered_json>(host);
   return out;
 }
 
@@ -239,11 +262,13 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   everyone(&failed, 1);
   if (failed > 0) throw PlanError(why.empty() ? "another rank cannot run its part of the plan; its message says why" : why);
   transport->prepare(inner.step.tasks);
+  // The host check, on every rank at once, before the first outer step.
+  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().kind), size, everyone);
 
   // The outer step's state on this rank: its parameters, the anchor (the parameters of the last outer
   // step) and the Nesterov momentum, fp32, as many as the device holds.
   const auto n = static_cast<std::size_t>(scenarios::outer_parameters_per_device(inner.result, plan));
-  std::vector<float> theta(n, 0.01f), anchor(n, 0.02f), momentum(n, 0.0f), delta(n);
+  exec::HostVector<float> theta(n, 0.01f), anchor(n, 0.02f), momentum(n, 0.0f), delta(n);
   const float lr = static_cast<float>(lu.outer_learning_rate), mu = static_cast<float>(lu.outer_momentum), inv_k = 1.0f / static_cast<float>(k);
   exec::ExecuteOptions inner_options;
   inner_options.warmup_steps = 0;
@@ -322,6 +347,7 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   row("outer step", measured, figures.outer_step_s);
   row("inner step (mean over the outer step's)", measured_inner, figures.inner_step_s);
   row("synchronisation and outer passes", measured_sync, predicted_sync);
+  md << "\n" << host_check_markdown(host);
   nlohmann::json j = {{"scenario", base.name},
                       {"variant", args.plan},
                       {"algorithm", figures.algorithm},
@@ -336,6 +362,7 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
                       {"measured_sync_s", measured_sync},
                       {"predicted_sync_s", predicted_sync},
                       {"profile", profile.name}};
+  if (!host.empty()) j["host_check"] = host_check_json<nlohmann::json>(host);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });
   commit_together({&json_file, &md_file});
@@ -391,8 +418,8 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   const sim::FederatedRun predicted = sim::simulate_federated(in);
 
   const auto count = static_cast<std::size_t>(in.model_bytes / sizeof(float));
-  std::vector<float> model(count, 0.01f), sum, state;
-  std::vector<float> received;
+  exec::HostVector<float> model(count, 0.01f), sum, state;
+  exec::HostVector<float> received;
   if (rank == 0) {
     received.assign(count * static_cast<std::size_t>(clients), 0.0f);
     sum.assign(count, 0.0f);
@@ -409,6 +436,8 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   everyone(&failed, 1);
   if (failed > 0) throw PlanError(why.empty() ? "a client cannot run its plan; its message says why" : why);
   if (rank != 0) local.prepare(step.step.tasks);
+  // The host check, on the server and every client at once, before the first round.
+  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().kind), size, everyone);
   exec::ExecuteOptions local_steps;
   local_steps.warmup_steps = 0;
   local_steps.steps = static_cast<int>(spec.local_steps);
@@ -473,11 +502,13 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
      << round_s.size() << " timed rounds after " << args.warmup << " warm-up.\n\n"
      << "| figure | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n"
      << "| round | " << reports::duration_text(m) << " | " << reports::duration_text(sorted.front()) << " | " << reports::duration_text(sorted.back()) << " | "
-     << reports::duration_text(p) << " | " << error_text(p, m) << " |\n";
+     << reports::duration_text(p) << " | " << error_text(p, m) << " |\n\n"
+     << host_check_markdown(host);
   nlohmann::json j = {{"scenario", base.name},   {"variant", args.plan},        {"algorithm", std::string(strategies::to_string(spec.algorithm))},
                       {"clients", clients},      {"local_steps", spec.local_steps}, {"measured_round_s", round_s},
                       {"measured_median_s", m},  {"predicted_round_s", p},      {"error", (p - m) / m},
                       {"client_step_s", in.client_step_s}, {"model_bytes", in.model_bytes}, {"profile", profile.name}};
+  if (!host.empty()) j["host_check"] = host_check_json<nlohmann::json>(host);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });
   commit_together({&json_file, &md_file});

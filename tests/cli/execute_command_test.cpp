@@ -43,6 +43,25 @@ void write_on_a100s(const fs::path& file) {
   std::ofstream(file) << text;
 }
 
+/// The host check in an execution.json and its report.md: a GEMM and a memory pass timed just
+/// before the run, each against the profile's price of it, the error (predicted - measured) /
+/// measured as the step's.
+void check_host_check(const nlohmann::json& j, const std::string& report_md) {
+  REQUIRE(j.contains("host_check"));
+  const auto& host = j.at("host_check");
+  REQUIRE(host.size() == 2);
+  CHECK(host[0].at("check") == "512x512x512 fp32 sgemm");
+  CHECK(host[1].at("check") == "64 MiB memory pass");
+  for (const auto& h : host) {
+    const double m = h.at("measured_s"), p = h.at("predicted_s");
+    CHECK(m > 0);
+    CHECK(p > 0);
+    CHECK(h.at("error").get<double>() == Approx((p - m) / m));
+  }
+  CHECK(report_md.find("| 512x512x512 fp32 sgemm | ") != std::string::npos);
+  CHECK(report_md.find("| 64 MiB memory pass | ") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("parasim execute runs one device's plan alone and compares it with its prediction", "[cli][execute]") {
@@ -56,19 +75,7 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
   CHECK(j.at("measured_step_s").size() == 2);
   CHECK(j.at("predicted_by") == "analytical");
   for (const char* f : {"report.md", "trace.json", "trace-predicted.json"}) CHECK(fs::exists(dir / f));
-  // The host check: a GEMM and a memory pass timed just before the run, each against the profile's
-  // price of it, the error (predicted - measured) / measured as the step's.
-  const auto& host = j.at("host_check");
-  REQUIRE(host.size() == 2);
-  CHECK(host[0].at("check") == "512x512x512 fp32 sgemm");
-  CHECK(host[1].at("check") == "64 MiB memory pass");
-  for (const auto& h : host) {
-    const double m = h.at("measured_s"), p = h.at("predicted_s");
-    CHECK(m > 0);
-    CHECK(p > 0);
-    CHECK(h.at("error").get<double>() == Approx((p - m) / m));
-  }
-  CHECK(slurp(dir / "report.md").find("| 512x512x512 fp32 sgemm | ") != std::string::npos);
+  check_host_check(j, slurp(dir / "report.md"));
   // report.html: the step and class tables, then the class and step charts, the prediction's
   // breakdown and memory, and the simulated and measured timelines, drawn in a browser where one is.
   const std::string html = slurp(dir / "report.html");
@@ -185,6 +192,8 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, 
   }
   CHECK(j.at("predicted_outer_step_s").get<double>() > 2 * j.at("predicted_inner_step_s").get<double>());
   CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("| outer step |"));
+  // The host check, on both replicas' ranks before the first outer step.
+  check_host_check(j, slurp(dir / "o" / "report.md"));
   // Streaming DiLoCo is simulated, not executed: every rank says so.
   std::string text = slurp(kScenario);
   text.replace(text.find("\"inner_steps\": 2"), 16, "\"inner_steps\": 2, \"algorithm\": \"streaming-diloco\", \"fragments\": 2");
@@ -217,6 +226,8 @@ TEST_CASE("mpirun -np 3 parasim execute runs a FedAvg round: rank 0 the server, 
   for (const auto& r : j.at("measured_round_s")) CHECK(r.get<double>() > 0);
   CHECK(j.at("predicted_round_s").get<double>() > 2 * j.at("client_step_s").get<double>());
   CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("| round |"));
+  // The host check, on the server and both clients before the first round.
+  check_host_check(j, slurp(dir / "o" / "report.md"));
 }
 
 TEST_CASE("mpirun with more ranks than the plan has devices ends every rank with the reason, no hang", "[cli][execute][mpi]") {
