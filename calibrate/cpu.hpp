@@ -114,9 +114,13 @@ struct HostCheck {
 };
 
 /// `parasim execute`'s host check: a 512³ fp32 sgemm on the calling process's BLAS threads and a
-/// 64 MiB pass of the executor's memory-bound kernel on this thread, each run once untimed and then
-/// `runs` times, beside what `device` prices them at. A host that moved since it was calibrated
-/// moves every compute prediction with it.
-[[nodiscard]] std::vector<HostCheck> host_check(const sim::DeviceProfile& device, int runs);
+/// 64 MiB pass of the executor's memory-bound kernel on this thread, each run untimed for `warm_s`
+/// seconds and then timed `runs` times, beside what `device` prices them at. A host that moved since
+/// it was calibrated moves every compute prediction with it. The untimed runs use the very buffers
+/// timed: on this project's 2-core VM a 64 MiB pass over freshly touched memory took 5.9 ms, fell
+/// to 3.3 ms over its first six passes and to 2.6-2.9 ms after 2 s of use, and memory left idle for
+/// 2 s was slow again (docs/validation.md). The calibration's sweeps time memory in use; so must the
+/// check.
+[[nodiscard]] std::vector<HostCheck> host_check(const sim::DeviceProfile& device, int runs, double warm_s = 1.0);
 
 }  // namespace parasim::calibrate

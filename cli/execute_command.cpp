@@ -56,6 +56,7 @@ struct ExecuteArgs {
   std::string recalibrate;  // a profile to write, the prediction's with the measured classes folded in
   int steps = 3;
   int warmup = 1;
+  double warmup_seconds = 2;  // untimed steps until this long has passed on rank 0, before --warmup's
   int threads = 0;  // 0: this host's cores over its ranks
   std::string backend = "cpu";
   std::string data;  // the dataset the scenario's input pipeline loads (the real loader); "" none
@@ -129,6 +130,28 @@ struct Report {
 
 constexpr int kHostCheckRuns = 5;  // each kernel's median of 5 on each rank (calibrate::host_check)
 
+/// Untimed steps of the plan until `seconds` have passed on rank 0, whose decision before each step
+/// every rank learns (Transport::any), at most kMostWarmupSteps. The timed steps then run on buffers
+/// in use: on this project's 2-core VM a 64 MiB pass over freshly touched memory ran 1.3-2.2x as long
+/// as after 2 s of use, and memory left idle for 2 s was slow again (docs/validation.md); a training
+/// run hours long meets its buffers in use, and the calibration's sweeps time them so.
+constexpr int kMostWarmupSteps = 1000;
+/// Returns the steps it ran.
+int warm_up(const strategies::Plan& plan, const sim::LoweredStep& step, exec::Transport& transport, exec::Kernels& kernels, exec::InputSource* input,
+            double seconds, int rank) {
+  exec::ExecuteOptions one;
+  one.warmup_steps = 0;
+  one.steps = 1;
+  one.input = input;
+  const auto begin = std::chrono::steady_clock::now();
+  for (int k = 0; k < kMostWarmupSteps; ++k) {
+    const bool more = rank == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < seconds;
+    if (!transport.any(more)) return k;
+    (void)exec::execute_rank(plan, step, transport, kernels, one);
+  }
+  return kMostWarmupSteps;
+}
+
 /// The host check's section of report.md: each check's measured time (the mean over the ranks of
 /// each rank's median), the profile's price and the error.
 std::string host_check_markdown(const std::vector<calibrate::HostCheck>& host) {
@@ -166,7 +189,7 @@ std::vector<calibrate::HostCheck> host_check_over(const sim::DeviceProfile& devi
 
 Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const std::string& variant, const strategies::Plan& plan, const sim::Result& r,
                  const exec::Kernels& kernels, const std::string& backend, const std::string& input_by = "",
-                 const std::vector<calibrate::HostCheck>& host = {}) {
+                 const std::vector<calibrate::HostCheck>& host = {}, const std::string& warm_by = " after the warm-up") {
   std::ostringstream md;
   md << "# parasim execute: " << s.name << " (" << variant << ")\n\n";
   md << "Plan: " << plan.description << ".\n\n";
@@ -174,7 +197,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   const std::string executed_by =
       "Executed by " + kernels.describe() + "; " + std::to_string(c.ranks) + (c.ranks == 1 ? " rank" : " ranks") + " (one per device), " +
       (c.ranks == 1 ? "no communication" : backend == "cuda" ? "NCCL collectives and sends" : "MPI collectives and sends polled to completion") + "; " +
-      std::to_string(c.measured_step_s.size()) + " timed steps after the warm-up." + input_by;
+      std::to_string(c.measured_step_s.size()) + " timed steps" + warm_by + "." + input_by;
   md << executed_by << "\n\n";
   md << "| step time | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   md << "| one step | " << reports::duration_text(c.measured_median_s) << " | " << reports::duration_text(c.measured_min_s) << " | " << reports::duration_text(c.measured_max_s) << " | "
@@ -621,6 +644,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
     exec::set_blas_threads(blas_threads);
     host = calibrate::host_check(profile.device(cluster.devices.front().kind), kHostCheckRuns);
   }
+  const int warmed = warm_up(plan, simulation.step, *transport, *kernels, options.input, args.warmup_seconds, rank);
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
   if (!host.empty()) {
@@ -652,7 +676,14 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                std::to_string(s.data->prefetch) + " micro-batches ahead), its loads and copies run as the step's tasks.";
   else if (s.data)
     input_by = " The scenario's input pipeline was left out of the step (no --data DIR): inputs were on the ranks as each step began.";
-  const Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by, host);
+  // "after 14 untimed steps (2 s) and 1 warm-up step"
+  const std::string warm_by = " after " + std::to_string(warmed) + " untimed " + (warmed == 1 ? "step" : "steps") + " (" +
+                              reports::significant(args.warmup_seconds, 3) + " s) and " + std::to_string(args.warmup) + " warm-up " +
+                              (args.warmup == 1 ? "step" : "steps");
+  Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by, host, warm_by);
+  report.json["warmup_seconds"] = args.warmup_seconds;
+  report.json["untimed_steps"] = warmed;
+  report.json["warmup_steps"] = args.warmup;
   const sim::Simulation measured = exec::measured_simulation(simulation, records, c.median_step);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << report.json.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
@@ -711,6 +742,10 @@ void add_execute_command(CLI::App& app, Action& action, std::ostream& out) {
                   "which plan: \"base\" (default), the name of one of the scenario's what-ifs, or SEARCH.json#RANK (the plan `parasim search` ranked RANK)");
   cmd->add_option("--steps", args->steps, "timed steps (default 3)")->check(integer_from_to(1, 1000));
   cmd->add_option("--warmup", args->warmup, "steps run before the timed ones (default 1)")->check(integer_from_to(0, 1000));
+  cmd->add_option("--warmup-seconds", args->warmup_seconds,
+                  "before those, untimed steps until this many seconds have passed (default 2): the timed steps then run on memory in use, "
+                  "as a long training run's do and as the calibration times it")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_option("--threads", args->threads, "cpu: OpenBLAS threads a rank (default: this host's cores over its ranks)")->check(integer_from_to(1, 1024));
   cmd->add_option("--backend", args->backend, "cpu (OpenBLAS and MPI, the default) or cuda (cuBLAS, cuDNN and NCCL, a GPU a rank)")
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -76,6 +76,11 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
   CHECK(j.at("predicted_by") == "analytical");
   for (const char* f : {"report.md", "trace.json", "trace-predicted.json"}) CHECK(fs::exists(dir / f));
   check_host_check(j, slurp(dir / "report.md"));
+  // Before the timed steps, untimed ones until 2 s (the default) had passed: at least one, since the
+  // first starts at 0 s; then --warmup's one.
+  CHECK(j.at("warmup_seconds") == 2.0);
+  CHECK(j.at("untimed_steps").get<int>() >= 1);
+  CHECK(j.at("warmup_steps") == 1);
   // report.html: the step and class tables, then the class and step charts, the prediction's
   // breakdown and memory, and the simulated and measured timelines, drawn in a browser where one is.
   const std::string html = slurp(dir / "report.html");
@@ -96,11 +101,13 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
 // class's predicted over measured time, as execution.json reports both (calibrate/from_execution.hpp).
 TEST_CASE("parasim execute --recalibrate writes the profile with the measured classes folded in", "[cli][execute][recalibrate]") {
   const fs::path dir = fresh_dir("execute-recalibrate");
-  const Run r = run_parasim("execute " + q(kScenario) + " --plan single --steps 2 --threads 1 --out " + q(dir / "out") + " --recalibrate " + q(dir / "p.json"));
+  const Run r = run_parasim("execute " + q(kScenario) + " --plan single --steps 2 --threads 1 --warmup-seconds 0 --out " + q(dir / "out") + " --recalibrate " +
+                            q(dir / "p.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("wrote " + (dir / "p.json").string() + ": profile \"datasheet\" with the measured classes folded in:\n  gemm_efficiency x ") != std::string::npos);
   const auto j = nlohmann::json::parse(slurp(dir / "out" / "execution.json"));
+  CHECK(j.at("untimed_steps") == 0);  // --warmup-seconds 0: rank 0 finds 0 s passed, not under 0
   double measured = 0, predicted = 0;
   for (const auto& c : j.at("classes"))
     if (c.at("class") == "GEMM") measured = c.at("measured_s"), predicted = c.at("predicted_s");
@@ -144,11 +151,13 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
   }
   for (const char* plan : {"base", "tp2", "pp2", "zero3"}) {
     const fs::path dir = fresh_dir(std::string("execute-mpi-") + plan);
-    const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan " + plan + " --steps 2 --threads 1 --out " + q(dir / "o"), dir);
+    const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan " + plan + " --steps 2 --threads 1 --warmup-seconds 0.5 --out " + q(dir / "o"), dir);
     INFO(plan << ": " << slurp(dir / "err"));
     REQUIRE(code == 0);
     const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
     CHECK(j.at("ranks") == 2);
+    // Both ranks ran rank 0's count of untimed steps (else a collective would wait for ever).
+    CHECK(j.at("untimed_steps").get<int>() >= 1);
     // The communication each plan has: a gradient all-reduce (data parallel, and the tied embedding
     // of the pipeline's two stages), tensor-parallel all-reduces, sends between stages, ZeRO-3's
     // gathers and reduce-scatters.
