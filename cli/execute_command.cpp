@@ -177,7 +177,7 @@ Json host_check_json(const std::vector<calibrate::HostCheck>& host) {
 }
 
 /// The host check on every rank at once, each measured time then the mean over the `size` ranks:
-/// `sum` adds a buffer over every rank (a local-update or federated run's all-reduce among all).
+/// `sum` adds a buffer over every rank (the session's all-reduce among all; nothing for one rank).
 std::vector<calibrate::HostCheck> host_check_over(const sim::DeviceProfile& device, int size, const std::function<void(float*, std::size_t)>& sum) {
   std::vector<calibrate::HostCheck> host = calibrate::host_check(device, kHostCheckRuns);
   std::vector<float> seconds;
@@ -638,32 +638,16 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   options.steps = args.steps;
   options.warmup_steps = args.warmup;
   options.input = input.get();
-  // The host check, on every CPU rank at once as the step runs them; gathered after the step.
+  // The host check, on every CPU rank at once as the step runs them, the mean over the ranks.
   std::vector<calibrate::HostCheck> host;
   if (args.backend == "cpu") {
     exec::set_blas_threads(blas_threads);
-    host = calibrate::host_check(profile.device(cluster.devices.front().kind), kHostCheckRuns);
+    const std::function<void(float*, std::size_t)> sum = session.active() ? session.all_reduce_among(0) : [](float*, std::size_t) {};
+    host = host_check_over(profile.device(cluster.devices.front().kind), size, sum);
   }
   const int warmed = warm_up(plan, simulation.step, *transport, *kernels, options.input, args.warmup_seconds, rank);
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
-  if (!host.empty()) {
-    // The mean over the ranks of each rank's medians.
-    std::vector<double> mine_s;
-    for (const auto& h : host) mine_s.push_back(h.measured_s);
-    const auto references = transport->gather(std::as_bytes(std::span<const double>(mine_s)));
-    if (rank == 0) {
-      for (auto& h : host) h.measured_s = 0;
-      for (const auto& received : references) {
-        PARASIM_CHECK(received.size() == mine_s.size() * sizeof(double), "each rank sends its host check's times");
-        for (std::size_t i = 0; i < host.size(); ++i) {
-          double r = 0;
-          std::memcpy(&r, received.data() + i * sizeof(double), sizeof r);
-          host[i].measured_s += r / static_cast<double>(references.size());
-        }
-      }
-    }
-  }
   if (rank != 0) return 0;
 
   std::vector<exec::RankRecord> records;

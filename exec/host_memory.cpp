@@ -14,12 +14,15 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's and arm64's (4 KiB granule) PMD page
 }
 
-std::string host_pages() {
-  // "always [madvise] never": the bracketed word is the mode.
+std::string transparent_huge_pages() {
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto open = text.find('['), close = text.find(']', open == std::string::npos ? 0 : open);
-  const std::string mode = open == std::string::npos || close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+  return open == std::string::npos || close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
+}
+
+std::string host_pages() {
+  const std::string mode = transparent_huge_pages();
   if (mode == "always" || mode == "madvise") return "2 MiB pages advised (transparent huge pages: " + mode + ")";
   return "4 KiB pages (transparent huge pages: " + (mode.empty() ? std::string("none") : mode) + ")";
 }

@@ -18,6 +18,11 @@
 
 namespace parasim::exec {
 
+/// The kernel's transparent-huge-page mode, the bracketed word of
+/// /sys/kernel/mm/transparent_hugepage/enabled ("always [madvise] never"): "always", "madvise",
+/// "never", or "" where the kernel has none.
+[[nodiscard]] std::string transparent_huge_pages();
+
 /// The pages large host buffers get, in words, for reports and profiles: "2 MiB pages advised
 /// (transparent huge pages: madvise)", or "4 KiB pages (transparent huge pages: never)" where the
 /// kernel gives none.

@@ -13,14 +13,6 @@ using namespace parasim;
 
 namespace {
 
-/// The kernel's transparent-huge-page mode: "always", "madvise", "never", or "" where it has none.
-std::string thp_mode() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto open = text.find('['), close = text.find(']');
-  return open == std::string::npos || close == std::string::npos ? "" : text.substr(open + 1, close - open - 1);
-}
-
 /// AnonHugePages, in kB, of the mapping of /proc/self/smaps that holds `address`; -1 if none does.
 long huge_kb_at(const void* address) {
   std::ifstream in("/proc/self/smaps");
@@ -57,7 +49,7 @@ TEST_CASE("exec: host buffers hold their values, the large ones aligned to 2 MiB
 }
 
 TEST_CASE("exec: a large host buffer is on huge pages where the kernel gives them on advice", "[exec]") {
-  const std::string mode = thp_mode();
+  const std::string mode = exec::transparent_huge_pages();
   if (mode != "always" && mode != "madvise") {
     WARN("skipped: this kernel's transparent huge pages are '" << mode << "' (/sys/kernel/mm/transparent_hugepage/enabled), so no buffer gets them");
     return;
