@@ -94,7 +94,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
   m.blas = exec::blas_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
-  m.pages = exec::host_pages();
+  m.pages = exec::host_pages() + ", " + exec::freed_memory();
   m.thin_other = options.thin_other;
   m.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   exec::set_blas_threads(static_cast<int>(m.threads));

@@ -27,6 +27,7 @@
 #include "common/error.hpp"
 #include "common/json_document.hpp"
 #include "data/dataset.hpp"
+#include "exec/host_memory.hpp"
 #include "mpi/session.hpp"
 #include "reports/format.hpp"
 #include "reports/html.hpp"
@@ -87,6 +88,8 @@ void print_curve(std::ostream& out, const char* what, const sim::EfficiencyCurve
 }
 
 int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
+  // Kernels and collectives timed on memory kept as `parasim execute` keeps it (exec/host_memory.hpp).
+  (void)exec::keep_freed_memory();
   // The output is checked before anything is measured: a sweep takes seconds to minutes.
   check_output_file(a.out);
   if ((a.backend.empty() ? 0 : 1) + (a.nccl_tests.empty() ? 0 : 1) + (a.csv.empty() ? 0 : 1) != 1)
@@ -258,7 +261,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       for (const double mib : {1, 4, 16, 64}) beside.push_back(session.interference(test, 512, mib * double(1 << 20), blas_threads));
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
-        calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (" + log.timing + "), by `parasim calibrate --backend mpi`");
+        calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (" + log.timing + "; " + exec::freed_memory() + "), by `parasim calibrate --backend mpi`");
     profile.origin = "parasim calibrate --backend mpi, " + std::to_string(log.ranks) + " ranks on " + std::to_string(log.hosts) +
                      (log.hosts == 1 ? " host" : " hosts") + " (link " + a.link + "), " + calibrate::today_utc() + " UTC, over " + base_name;
     out << "parasim calibrate: " << a.link << " measured by MPI_Iallreduce, polled as parasim execute runs it, over " << log.ranks << " ranks on " << log.hosts << (log.hosts == 1 ? " host" : " hosts") << "\n";
@@ -297,7 +300,7 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     out << "  own curves of the other collectives" << (log.hosts == 1 ? " (error against the measurement, 8 B to 64 MiB: from the all-reduce's curve -> from their own)" : "") << ":\n";
     for (const auto& other : others) {
       const std::string before = error_range(other);
-      l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it (" + other.timing + ") by `parasim calibrate --backend mpi`");
+      l = calibrate::with_collective_curve(l, other, "polled as parasim execute runs it (" + other.timing + "; " + exec::freed_memory() + ") by `parasim calibrate --backend mpi`");
       const std::string after = error_range(other);
       const std::string name(calibrate::to_string(other.test));
       const sim::CollectiveKind kind = calibrate::collective_kind(other.test);

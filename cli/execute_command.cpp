@@ -540,6 +540,9 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
 }
 
 int execute(const ExecuteArgs& args, std::ostream& out) {
+  // Before anything is allocated: MPI's scratch blocks then come back warm every step, as they do in
+  // the calibration the prediction reads (exec/host_memory.hpp).
+  (void)exec::keep_freed_memory();
   const mpi::Session session(true);
   const int rank = session.rank(), size = session.size();
   const scenarios::Scenario base = scenarios::load_scenario(args.scenario);

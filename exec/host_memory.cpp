@@ -1,5 +1,7 @@
 #include "exec/host_memory.hpp"
 
+#include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -7,12 +9,30 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace parasim::exec {
 
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's and arm64's (4 KiB granule) PMD page
+std::atomic<bool> g_kept{false};
+}  // namespace
+
+bool keep_freed_memory() {
+#if defined(__GLIBC__)
+  // mallopt(3): M_MMAP_MAX 0 serves every request from the heap; M_TRIM_THRESHOLD, the free space at
+  // a heap's top before malloc gives it back, at its largest. mallopt returns 1 on success.
+  const bool kept = ::mallopt(M_MMAP_MAX, 0) == 1 && ::mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+  if (kept) g_kept = true;
+  return kept;
+#else
+  return false;
+#endif
 }
+
+std::string freed_memory() { return g_kept ? "freed memory kept for reuse" : "freed memory returned to the system"; }
 
 std::string transparent_huge_pages() {
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");

@@ -32,6 +32,24 @@ namespace parasim::exec {
 [[nodiscard]] void* allocate_host(std::size_t bytes);
 void release_host(void* p, std::size_t bytes) noexcept;
 
+/// Keeps what this process frees for its own reuse, as a framework's caching allocator does: from
+/// here on malloc serves every block from its arenas (never a fresh mmap of its own) and never trims
+/// them, so a block freed and asked for again comes back on pages already touched. `parasim execute`
+/// and `parasim calibrate` call it first, so that both time kernels and collectives alike.
+///
+/// glibc's malloc otherwise maps each block above its mmap threshold (at most 32 MiB) afresh and
+/// unmaps it on free. Open MPI 4.1's non-blocking all-reduce allocates a scratch block of its
+/// message's size on every call: ResNet-18's 33.8 MB gradient bucket under DP 2 was mapped, faulted
+/// in page by page and unmapped every step on both ranks (strace: one mmap and munmap of 33,783,808
+/// bytes a step a rank). On this project's 2-core VM that all-reduce took 44.7-47.1 ms and the step
+/// 108.9-118.2 ms; with freed memory kept, 28.7-35.3 ms and 95.2-98.2 ms (docs/validation.md).
+/// Returns false where the C library has no such setting (the call then changes nothing).
+bool keep_freed_memory();
+
+/// What keep_freed_memory has done in this process, in words for reports and profiles: "freed
+/// memory kept for reuse" or "freed memory returned to the system".
+[[nodiscard]] std::string freed_memory();
+
 /// std::allocator's contract over allocate_host / release_host.
 template <class T>
 struct HostAllocator {

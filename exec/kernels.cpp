@@ -72,7 +72,7 @@ std::string CpuKernels::refuses(const strategies::Plan& plan) const {
 
 std::string CpuKernels::describe() const {
   return "parasim's CPU executor: OpenBLAS sgemm on " + std::to_string(blas_threads_) + (blas_threads_ == 1 ? " thread" : " threads") +
-         " a rank, convolutions as im2col + sgemm, memory-bound loops; buffers on " + host_pages();
+         " a rank, convolutions as im2col + sgemm, memory-bound loops; buffers on " + host_pages() + ", " + freed_memory();
 }
 
 void CpuKernels::run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) {

@@ -267,7 +267,7 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   m.collective_bytes = bytes;
   m.gemm_text = "an fp32 cblas_sgemm on " + std::to_string(blas_threads) + (blas_threads == 1 ? " thread" : " threads") + " of";
   m.collective = test;
-  m.collective_text = std::string(mpi_call(test)) + " polled by a second thread as parasim execute runs it";
+  m.collective_text = std::string(mpi_call(test)) + " polled by a second thread as parasim execute runs it, " + exec::freed_memory();
   m.command = "parasim calibrate --backend mpi";
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;

@@ -3,11 +3,19 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "exec/host_memory.hpp"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 using namespace parasim;
 
@@ -60,3 +68,41 @@ TEST_CASE("exec: a large host buffer is on huge pages where the kernel gives the
   REQUIRE(kb >= 0);
   CHECK(kb >= 2048);
 }
+
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+namespace {
+
+/// In a child process (the setting is the whole process's): malloc a 48 MiB block, touch it and free
+/// it. Exit code bit 0: the block was mapped on its own (mallinfo2's hblkhd, the bytes in such
+/// mappings, grew by the block); bit 1: after the free, the arenas still hold it (fordblks, their
+/// free bytes, are at least the block). keep_freed_memory's failure, or its words not saying so, exits 4.
+int block_fate(bool keep) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (keep && (!exec::keep_freed_memory() || exec::freed_memory() != "freed memory kept for reuse")) ::_exit(4);
+    constexpr std::size_t kBlock = std::size_t{48} << 20;
+    const struct mallinfo2 before = ::mallinfo2();
+    void* p = std::malloc(kBlock);
+    if (p == nullptr) ::_exit(8);
+    std::memset(p, 1, kBlock);
+    const bool mapped = ::mallinfo2().hblkhd >= before.hblkhd + kBlock;
+    std::free(p);
+    const bool kept = ::mallinfo2().fordblks >= kBlock;
+    ::_exit((mapped ? 1 : 0) | (kept ? 2 : 0));
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("exec: with freed memory kept, a large block comes from the arenas and stays there when freed", "[exec]") {
+  // glibc's defaults: 48 MiB is above the mmap threshold (128 KiB at start, at most 32 MiB), so the
+  // block is a mapping of its own, unmapped on free: mapped, not kept.
+  CHECK(block_fate(false) == 1);
+  // Kept (M_MMAP_MAX 0, M_TRIM_THRESHOLD at its largest): the heap serves it, and the free leaves it
+  // in the heap's free space for the next request: kept, not mapped.
+  CHECK(block_fate(true) == 2);
+}
+#endif
