@@ -192,7 +192,17 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
   log.latency_from_fastest_row = true;  // polled waits: small sizes noisier than their differences
   // How late a rank arrives at each call of the sweep (below), said once in the log's timing.
   constexpr double kLateBy = 200e-6;
-  log.timing = "each call timed on a rank arriving " + std::to_string(static_cast<int>(std::lround(kLateBy * 1e6))) + " us after the others";
+  // Each call on a region of a pool no call has touched for at least kColdPool bytes of others, so
+  // that its data comes from memory, not cache, as a step's do: a step's collectives run on buffers
+  // its compute has since pushed out of cache (the executor's lane buffers are touched only by
+  // them). Timed on one buffer, the sweep ran from cache: on this project's 2-core VM a polled
+  // 11.1 MB all-reduce took 5.1-5.2 ms call after call, 8.3-8.5 ms after 256 MiB of other memory
+  // had been touched, and 4 MiB 1.8 and 2.9-3.0 ms; 33.8 MB, past the cache, 21.0-22.0 and 23.0-24.0
+  // ms. In a ResNet-18 DP 2 step the last 11.1 MB gradient bucket took 12.1-12.3 ms against the
+  // warm sweep's 6.8 ms (docs/validation.md).
+  constexpr double kColdPool = double(256 << 20);
+  log.timing = "each call timed on a rank arriving " + std::to_string(static_cast<int>(std::lround(kLateBy * 1e6))) +
+               " us after the others, on buffers out of cache (a region untouched for 256 MiB of other calls)";
   // Every rank's processor name, fixed-size, to count the hosts.
   std::vector<char> name(MPI_MAX_PROCESSOR_NAME, '\0'), names(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
   int length = 0;
@@ -207,7 +217,9 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
   log.device = calibrate::source_text("MPI ranks on " + hosts.front());
   double largest = 0;
   for (double b : bytes) largest = std::max(largest, b);
-  const auto floats = static_cast<std::size_t>(largest / sizeof(float)) + 1;
+  // The pool: the cold span and two of the largest regions (the last region, and the rounding of the
+  // region count, below).
+  const auto floats = static_cast<std::size_t>((2 * largest + kColdPool) / sizeof(float)) + 64;
   exec::HostVector<float> in(floats, 1.0f / 1024), out(floats, 0.0f);
   const double n = static_cast<double>(size_);
   for (const double b : bytes) {
@@ -215,9 +227,17 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
     const int per_rank = test == calibrate::NcclTest::AllGather || test == calibrate::NcclTest::ReduceScatter ? size_ : 1;
     const auto count = static_cast<int>(std::floor(b / sizeof(float) / per_rank)) * per_rank;
     if (count == 0) continue;
+    // Regions of the pool a call each, in turn: ceil(kColdPool / size) + 1 of them, each 64 B-aligned.
+    const auto region = (static_cast<std::size_t>(count) + 15) / 16 * 16;
+    const auto regions = static_cast<std::size_t>(std::ceil(kColdPool / (static_cast<double>(region) * sizeof(float)))) + 1;
+    PARASIM_CHECK(regions * region <= floats, "the cold pool holds every region");
+    std::size_t next = 0;
     auto once = [&] {
-      run_polled(test, count, in.data(), out.data(), rank_, size_);
-      in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
+      float* const at_in = in.data() + next * region;
+      float* const at_out = out.data() + next * region;
+      next = (next + 1) % regions;
+      run_polled(test, count, at_in, at_out, rank_, size_);
+      at_in[0] = 1.0f / 1024;  // an in-place sum would otherwise grow every call
     };
     for (int k = 0; k < warmup; ++k) once();
     // Each call as the executor meets it: one rank arrives while the others already wait. A step's
@@ -316,14 +336,32 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   const int runs_beside = std::max(kRuns, static_cast<int>(std::min(most, 100000.0)));
   MPI_Barrier(MPI_COMM_WORLD);
   std::atomic<bool> stop{false};
+  std::atomic<int> finished{0};
   std::thread compute([&] {
     exec::set_blas_threads(blas_threads);
-    while (!stop.load()) gemm_beside.push_back(gemm());
+    while (!stop.load()) {
+      gemm_beside.push_back(gemm());
+      finished.fetch_add(1);
+    }
   });
-  for (int k = 0; k < runs_beside; ++k) reduce_beside.push_back(collective());
+  // Until every rank has finished 3 GEMMs beside its collectives (the last, which runs past them, is
+  // dropped below), in rounds of runs_beside collectives, at most kRounds: a GEMM thread started late
+  // or slowed far beyond its time alone could otherwise finish none (a profile on this project's
+  // 2-core VM once priced compute at 0.984 beside a 1 MiB send-recv, its GEMMs having run mostly
+  // after the collectives).
+  constexpr int kRounds = 20;
+  int fewest = 0;
+  for (int round = 0; round < kRounds && fewest < 3; ++round) {
+    for (int k = 0; k < runs_beside; ++k) reduce_beside.push_back(collective());
+    const int mine_done = finished.load();
+    MPI_Allreduce(&mine_done, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  }
   stop = true;
   compute.join();
-  if (gemm_beside.size() > 1) gemm_beside.pop_back();  // the one that ran past the last all-reduce
+  if (fewest < 3)
+    throw PlanError("--backend mpi: a rank's GEMMs finished " + std::to_string(fewest) + " times beside " + std::to_string(reduce_beside.size()) + " " +
+                    mpi_call(test) + " calls of " + std::to_string(static_cast<long long>(bytes)) + " B: the host is too loaded to measure interference");
+  gemm_beside.pop_back();  // the one that ran past the last collective
   // The slowest rank's, each side apart: a step's collectives wait for their last rank, and the
   // model's replicas stand for each other. Open MPI's algorithms need not load the ranks alike: on
   // this project's 2-core host rank 0's GEMMs kept 0.71 of their speed beside a 16 MiB

@@ -134,7 +134,7 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
   CHECK_THAT(profile.at("origin").get<std::string>(), Catch::Matchers::StartsWith("parasim calibrate --backend mpi, 2 ranks on 1 host (link nvlink3), "));
   const auto& link = profile.at("links").at("nvlink3");
   CHECK(link.at("latency_s").get<double>() > 0);
-  CHECK_THAT(link.at("sources").at("efficiency").get<std::string>(), Catch::Matchers::StartsWith("MPI_Iallreduce polled to completion, as parasim execute runs it (each call timed on a rank arriving 200 us after the others; " +
+  CHECK_THAT(link.at("sources").at("efficiency").get<std::string>(), Catch::Matchers::StartsWith("MPI_Iallreduce polled to completion, as parasim execute runs it (each call timed on a rank arriving 200 us after the others, on buffers out of cache (a region untouched for 256 MiB of other calls); " +
                                                                        kFreedMemory + "), by `parasim calibrate --backend mpi`, 2 ranks on 1 host"));
   // Each other collective's own curve (every size but the smallest takes longer than the latency
   // on shared memory), with its source and how far the all-reduce's curve was from it.
@@ -147,7 +147,7 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
     for (const auto& point : link.at("collective_efficiency").at(kind)) has_16_mib |= point.at(0).get<double>() == 16777216.0;
     CHECK(has_16_mib);
     CHECK_THAT(link.at("sources").at(std::string("collective_efficiency.") + kind).get<std::string>(),
-               Catch::Matchers::StartsWith("polled as parasim execute runs it (each call timed on a rank arriving 200 us after the others; " + kFreedMemory +
+               Catch::Matchers::StartsWith("polled as parasim execute runs it (each call timed on a rank arriving 200 us after the others, on buffers out of cache (a region untouched for 256 MiB of other calls); " + kFreedMemory +
                                            ") by `parasim calibrate --backend mpi`, 2 ranks: ") &&
                    Catch::Matchers::Contains("; predicted from the all-reduce's curve "));
   }
