@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "exec/compute_activity.hpp"
 #include "exec/kernels.hpp"
 
 namespace parasim::exec {
@@ -151,6 +152,7 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
             if (failed) return;
             const auto start = std::chrono::steady_clock::now();
             if (g.kind[t] == TaskKind::Compute) {
+              const Computing busy;  // this rank's communication threads wait yielding meanwhile
               passes.clear();
               const sim::WorkId w = g.work_of(t);
               kernels.run(w, st, passes);
@@ -161,8 +163,10 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
                 mine.pass_ns.push_back(static_cast<std::int64_t>(passes[k] * 1e9));
               }
             } else if (g.kind[t] == TaskKind::Load) {
+              const Computing busy;
               options.input->load();
             } else if (g.kind[t] == TaskKind::Copy) {
+              const Computing busy;
               options.input->copy(kernels.message_buffer(st, options.input->floats()));
             } else if (is_send(g, t)) {
               const auto& spec = g.collectives[g.owner[t]];

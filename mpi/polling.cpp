@@ -1,5 +1,7 @@
 #include "mpi/polling.hpp"
 
+#include "exec/compute_activity.hpp"
+
 #ifdef PARASIM_HAVE_MPI
 #include <linux/futex.h>
 #include <sys/prctl.h>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <ctime>
@@ -22,6 +25,11 @@ namespace {
 constexpr std::chrono::microseconds kLongestPause{2000};
 constexpr std::chrono::microseconds kFirstPause{10};
 constexpr std::chrono::microseconds kSpin{20};
+
+// Idle spinning (set_idle_spinning), and which of the rank's waiting threads spins: one at a time,
+// so that two waiters (a collective lane and a pipeline receiver) do not share the core spinning.
+std::atomic<bool> g_idle_spinning{false};
+std::atomic<bool> g_spinner{false};
 
 // Set by use_doorbells before any thread waits, cleared after they are joined (World's lifetime).
 Doorbell* g_mine = nullptr;
@@ -45,6 +53,8 @@ void ring_doorbells() {
   }
 }
 
+void set_idle_spinning(bool on) { g_idle_spinning = on; }
+
 void wait_polling(MPI_Request& request) {
   static thread_local bool slack_set = false;
   if (!slack_set) {
@@ -55,12 +65,30 @@ void wait_polling(MPI_Request& request) {
   const auto begin = std::chrono::steady_clock::now();
   int flag = 0;
   auto pause = kFirstPause;
+  // This thread holds g_spinner while it spins, and gives it back when compute starts or it returns.
+  struct Spin {
+    bool held = false;
+    void release() {
+      if (held) g_spinner.store(false, std::memory_order_release);
+      held = false;
+    }
+    ~Spin() { release(); }
+  } spin;
   while (true) {
     // Read before the test: a ring between the test and the wait makes the wait return at once.
     const std::uint32_t seen = g_mine ? g_mine->load(std::memory_order_acquire) : 0;
     MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
     if (flag) return;
     if (std::chrono::steady_clock::now() - begin <= kSpin) continue;
+    if (g_idle_spinning.load(std::memory_order_relaxed) && !exec::computing()) {
+      if (spin.held || !g_spinner.exchange(true, std::memory_order_acquire)) {
+        spin.held = true;
+        continue;
+      }
+    } else if (spin.held) {
+      spin.release();  // compute started: yield the core from here, pausing briefly at first
+      pause = kFirstPause;
+    }
     if (g_mine) {
       const timespec timeout{0, static_cast<long>(std::chrono::nanoseconds(pause).count())};
       futex(g_mine, FUTEX_WAIT, seen, &timeout);

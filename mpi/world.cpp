@@ -15,6 +15,7 @@
 
 #include "calibrate/source_text.hpp"
 #include "common/error.hpp"
+#include "exec/compute_activity.hpp"
 #include "exec/host_memory.hpp"
 #include "exec/kernels.hpp"
 #include "mpi/polling.hpp"
@@ -147,6 +148,10 @@ World::World(bool threads) {
   int host_size = 1, host_rank = 0;
   MPI_Comm_size(host_, &host_size);
   MPI_Comm_rank(host_, &host_rank);
+  // Each rank of this host a core of its own: a waiting thread may then spin while its rank computes
+  // nothing (mpi/polling.hpp). More ranks than cores (a federated server beside its clients on 2
+  // cores) would spin on cores others compute on.
+  set_idle_spinning(static_cast<unsigned>(host_size) <= std::max(1u, std::thread::hardware_concurrency()));
   if (host_size < 2) {
     MPI_Comm_free(&host_);
     return;
@@ -242,15 +247,15 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
     for (int k = 0; k < warmup; ++k) once();
     // Each call as the executor meets it: one rank arrives while the others already wait. A step's
     // collective is released on each rank by its own compute, and the ranks' compute never ends at
-    // once, so the first to arrive has spun its 20 us and sleeps (mpi/polling.hpp) when the last
-    // posts, and must wake before the collective can progress. On this project's 2-core VM that
-    // cost 35-50 us a call: a 64 KiB all-gather took 10 us with both ranks arriving together and
-    // 63 us with one 300 us late, a 64 KiB reduce-scatter 19 and 106 us, and ResNet-18's TP 2
-    // steps ran their 64-128 KiB all-gathers and reduce-scatters in 63-186 us each (docs/validation.md).
-    // So the ranks take turns arriving 200 us late (a busy wait, as compute is), and each call's time
-    // is the late rank's, from its post to its completion. Calls until the late ranks' times sum to
-    // 50 ms, at least 2·`iterations` and at most 100·`iterations`: a polled wait ends on a sleep's
-    // boundary, so a small size needs many calls for its mean to settle.
+    // once. When waits slept whatever the rank did, the first to arrive slept when the last posted
+    // and had to wake before the collective could progress: on this project's 2-core VM a 64 KiB
+    // all-gather took 10 us with both ranks arriving together and 63 us with one 300 us late
+    // (docs/validation.md). A rank that computes nothing now waits testing flat out
+    // (mpi/polling.hpp), as the early ranks here do; what compute beside a wait costs it is the
+    // interference measurement's. So the ranks take turns arriving 200 us late (a busy wait, as
+    // compute is), and each call's time is the late rank's, from its post to its completion. Calls
+    // until the late ranks' times sum to 50 ms, at least 2·`iterations` and at most
+    // 100·`iterations`, so that a small size's mean settles.
     double total = 0;
     int calls = 0;
     while (calls < 100 * iterations && (calls < 2 * iterations || total < 0.05)) {
@@ -339,6 +344,7 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   std::atomic<int> finished{0};
   std::thread compute([&] {
     exec::set_blas_threads(blas_threads);
+    const exec::Computing busy;  // as the executor's compute stream marks its tasks (mpi/polling.hpp)
     while (!stop.load()) {
       gemm_beside.push_back(gemm());
       finished.fetch_add(1);

@@ -1,0 +1,21 @@
+#pragma once
+/// Whether this process is computing right now: the executor's compute streams (and the interference
+/// measurement of `parasim calibrate --backend mpi`, which stands for them) mark each compute task
+/// while it runs, and a rank's communication threads read it to choose how to wait
+/// (mpi/polling.hpp): flat out while the rank has nothing to compute, yielding the core while it
+/// has.
+namespace parasim::exec {
+
+/// Compute tasks running in this process at this moment.
+[[nodiscard]] bool computing();
+
+/// Marks one compute task running for its lifetime.
+class Computing {
+ public:
+  Computing();
+  ~Computing();
+  Computing(const Computing&) = delete;
+  Computing& operator=(const Computing&) = delete;
+};
+
+}  // namespace parasim::exec
