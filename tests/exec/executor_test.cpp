@@ -6,6 +6,7 @@
 #include <set>
 
 #include "exec/compare.hpp"
+#include "exec/compute_activity.hpp"
 #include "exec/executor.hpp"
 #include "exec/kernels.hpp"
 #include "scenarios/loader.hpp"
@@ -130,4 +131,46 @@ TEST_CASE("exec: the CPU executor refuses a plan it cannot run, saying why", "[e
   const sim::Simulation shortcut = sim::simulate(dp.graph, dp.plan, dp.cluster, dp.profile, sim::Backend::Analytical, sim::LowerOptions{.replicate_data_parallel = true, .input = {}});
   REQUIRE(shortcut.step.replica_shortcut);
   CHECK(exec::cannot_execute(shortcut.step, 0) == "the step was lowered with one data-parallel replica standing for all");
+}
+
+namespace {
+/// CpuKernels, noting whether the process was marked computing at each run (mpi/polling.hpp reads it).
+struct MarkSpy : exec::Kernels {
+  exec::CpuKernels inner;
+  std::size_t runs = 0, marked = 0;
+  MarkSpy(const models::Graph& g, const sim::StepWork& w, const strategies::Plan& p) : inner(g, w, p, 1) {}
+  std::string refuses(const strategies::Plan& p) const override { return inner.refuses(p); }
+  std::string describe() const override { return inner.describe(); }
+  void set_lanes(std::size_t lanes) override { inner.set_lanes(lanes); }
+  void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) override {
+    ++runs;
+    marked += exec::computing() ? 1 : 0;
+    inner.run(w, lane, pass_seconds);
+  }
+  float* message_buffer(std::size_t lane, std::size_t count) override { return inner.message_buffer(lane, count); }
+};
+}  // namespace
+
+TEST_CASE("exec: the process is marked computing while a compute task runs, and only then", "[exec]") {
+  CHECK_FALSE(exec::computing());
+  {
+    const exec::Computing one;
+    CHECK(exec::computing());
+    {
+      const exec::Computing two;  // two compute streams at once
+      CHECK(exec::computing());
+    }
+    CHECK(exec::computing());  // the first still runs
+  }
+  CHECK_FALSE(exec::computing());
+  // The executor marks each of its compute tasks: the single-rank GPT's step runs them all marked.
+  const Loaded l = load("single");
+  const sim::Simulation simulation = sim::simulate(l.graph, l.plan, l.cluster, l.profile, sim::Backend::Analytical, sim::LowerOptions{});
+  exec::LocalTransport transport;
+  transport.prepare(simulation.step.tasks);
+  MarkSpy kernels(l.graph, simulation.step.work, l.plan);
+  (void)exec::execute_rank(l.plan, simulation.step, transport, kernels, {.warmup_steps = 0, .steps = 1});
+  CHECK(kernels.runs > 0);
+  CHECK(kernels.marked == kernels.runs);
+  CHECK_FALSE(exec::computing());
 }
