@@ -152,6 +152,27 @@ int warm_up(const strategies::Plan& plan, const sim::LoweredStep& step, exec::Tr
   return kMostWarmupSteps;
 }
 
+/// The same for a local-update plan's outer steps and a federated plan's rounds: `one` (an untimed
+/// outer step or round) until `seconds` have passed on rank 0, whose decision every rank learns
+/// through `everyone` (a sum over the ranks, to which rank 0 alone adds), at most kMostWarmupSteps.
+/// Returns how many ran.
+int warm_up_by(double seconds, int rank, const std::function<void(float*, std::size_t)>& everyone, const std::function<void()>& one) {
+  const auto begin = std::chrono::steady_clock::now();
+  for (int k = 0; k < kMostWarmupSteps; ++k) {
+    float more = rank == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < seconds ? 1.0f : 0.0f;
+    everyone(&more, 1);
+    if (more == 0) return k;
+    one();
+  }
+  return kMostWarmupSteps;
+}
+
+/// "after 3 untimed outer steps (2 s) and 1 warm-up", as the reports say it.
+std::string warmed_text(int untimed, const std::string& what, double seconds, int warmup) {
+  return "after " + std::to_string(untimed) + " untimed " + what + (untimed == 1 ? "" : "s") + " (" + reports::significant(seconds, 3) + " s) and " +
+         std::to_string(warmup) + " warm-up";
+}
+
 /// The host check's section of report.md: each check's measured time (the mean over the ranks of
 /// each rank's median), the profile's price and the error.
 std::string host_check_markdown(const std::vector<calibrate::HostCheck>& host) {
@@ -296,9 +317,8 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   exec::ExecuteOptions inner_options;
   inner_options.warmup_steps = 0;
   inner_options.steps = static_cast<int>(lu.inner_steps);
-  const int total = args.warmup + args.steps;
   std::vector<double> outer_s, inner_s, sync_s;
-  for (int step = 0; step < total; ++step) {
+  auto outer_step = [&](bool timed) {
     float ready = 1;
     everyone(&ready, 1);  // every replica starts the outer step together
     const auto t0 = std::chrono::steady_clock::now();
@@ -321,11 +341,14 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
       }
     }
     const auto t2 = std::chrono::steady_clock::now();
-    if (step < args.warmup) continue;
+    if (!timed) return;
     outer_s.push_back(std::chrono::duration<double>(t2 - t0).count());
     inner_s.push_back(std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(lu.inner_steps));
     sync_s.push_back(std::chrono::duration<double>(t2 - t1).count());
-  }
+  };
+  // Untimed outer steps for --warmup-seconds, then --warmup's, then the timed ones.
+  const int untimed = warm_up_by(args.warmup_seconds, rank, everyone, [&] { outer_step(false); });
+  for (int step = 0; step < args.warmup + args.steps; ++step) outer_step(step >= args.warmup);
   // Every rank's times to every rank (each in its own slot of a summed buffer); the slowest rank's
   // counts for each outer step.
   const std::size_t timed = outer_s.size();
@@ -359,8 +382,8 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
      << ", H = " << lu.inner_steps << " inner steps; each replica's plan: " << predicted.result.plan << ".\n\n"
      << "Predicted by the analytical backend from profile `" << profile.name << "` (" << profile.origin << "). Executed by "
      << kernels.describe() << "; the outer synchronisation an MPI all-reduce between the replicas' corresponding ranks, polled to completion, and "
-     << "the outer step's passes as loops over " << n << " fp32 parameters a rank; " << timed << " timed outer steps after " << args.warmup
-     << " warm-up.\n\n"
+     << "the outer step's passes as loops over " << n << " fp32 parameters a rank; " << timed << " timed outer steps "
+     << warmed_text(untimed, "outer step", args.warmup_seconds, args.warmup) << ".\n\n"
      << "| figure | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n";
   auto row = [&](const std::string& name, const std::vector<double>& v, double p) {
     const double mid = median(v);
@@ -384,7 +407,10 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
                       {"predicted_inner_step_s", figures.inner_step_s},
                       {"measured_sync_s", measured_sync},
                       {"predicted_sync_s", predicted_sync},
-                      {"profile", profile.name}};
+                      {"profile", profile.name},
+                      {"warmup_seconds", args.warmup_seconds},
+                      {"untimed_steps", untimed},
+                      {"warmup_steps", args.warmup}};
   if (!host.empty()) j["host_check"] = host_check_json<nlohmann::json>(host);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });
@@ -465,7 +491,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   local_steps.warmup_steps = 0;
   local_steps.steps = static_cast<int>(spec.local_steps);
   std::vector<double> round_s;
-  for (int round = 0; round < args.warmup + args.steps; ++round) {
+  auto one_round = [&](bool timed) {
     float ready = 1;
     everyone(&ready, 1);
     const auto t0 = std::chrono::steady_clock::now();
@@ -507,8 +533,11 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
       }
     }
     const auto t1 = std::chrono::steady_clock::now();
-    if (round >= args.warmup) round_s.push_back(std::chrono::duration<double>(t1 - t0).count());
-  }
+    if (timed) round_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+  };
+  // Untimed rounds for --warmup-seconds, then --warmup's, then the timed ones.
+  const int untimed = warm_up_by(args.warmup_seconds, rank, everyone, [&] { one_round(false); });
+  for (int round = 0; round < args.warmup + args.steps; ++round) one_round(round >= args.warmup);
   if (rank != 0) return 0;
   std::vector<double> sorted = round_s;
   std::sort(sorted.begin(), sorted.end());
@@ -522,7 +551,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
      << "all responding, no deadline, every client's and the server's link the `shm` link's send-recv rate at the model's "
      << reports::significant(in.model_bytes / 1e6, 4) << " MB (" << reports::significant(rate * 8 / 1e9, 4) << " Gbit/s). Executed by "
      << kernels->describe() << "; the model and the updates as MPI messages between the server and each client, polled to completion; "
-     << round_s.size() << " timed rounds after " << args.warmup << " warm-up.\n\n"
+     << round_s.size() << " timed rounds " << warmed_text(untimed, "round", args.warmup_seconds, args.warmup) << ".\n\n"
      << "| figure | measured median | fastest | slowest | predicted | error |\n|---|---:|---:|---:|---:|---:|\n"
      << "| round | " << reports::duration_text(m) << " | " << reports::duration_text(sorted.front()) << " | " << reports::duration_text(sorted.back()) << " | "
      << reports::duration_text(p) << " | " << error_text(p, m) << " |\n\n"
@@ -530,7 +559,8 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   nlohmann::json j = {{"scenario", base.name},   {"variant", args.plan},        {"algorithm", std::string(strategies::to_string(spec.algorithm))},
                       {"clients", clients},      {"local_steps", spec.local_steps}, {"measured_round_s", round_s},
                       {"measured_median_s", m},  {"predicted_round_s", p},      {"error", (p - m) / m},
-                      {"client_step_s", in.client_step_s}, {"model_bytes", in.model_bytes}, {"profile", profile.name}};
+                      {"client_step_s", in.client_step_s}, {"model_bytes", in.model_bytes}, {"profile", profile.name},
+                      {"warmup_seconds", args.warmup_seconds}, {"untimed_rounds", untimed}, {"warmup_rounds", args.warmup}};
   if (!host.empty()) j["host_check"] = host_check_json<nlohmann::json>(host);
   PendingFile json_file(out_dir / "execution.json", [&](std::ostream& o) { o << j.dump(1) << "\n"; });
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << md.str(); });

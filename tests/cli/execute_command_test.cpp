@@ -179,15 +179,22 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, 
   // plan on half the batch, then the pseudo-gradient's all-reduce and Nesterov's step.
   const fs::path dir = fresh_dir("execute-mpi-diloco");
   // PAPA the same way, its weights averaged instead of a pseudo-gradient.
-  const int papa = mpirun_parasim(2, "execute " + q(kScenario) + " --plan papa --steps 1 --warmup 0 --threads 1 --out " + q(dir / "p"), dir);
+  const int papa = mpirun_parasim(2, "execute " + q(kScenario) + " --plan papa --steps 1 --warmup 0 --warmup-seconds 0 --threads 1 --out " + q(dir / "p"), dir);
   INFO(slurp(dir / "err"));
   REQUIRE(papa == 0);
-  CHECK(nlohmann::json::parse(slurp(dir / "p" / "execution.json")).at("algorithm") == "papa");
-  const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan diloco --steps 2 --warmup 1 --threads 1 --out " + q(dir / "o"), dir);
+  const auto papa_json = nlohmann::json::parse(slurp(dir / "p" / "execution.json"));
+  CHECK(papa_json.at("algorithm") == "papa");
+  CHECK(papa_json.at("untimed_steps") == 0);  // --warmup-seconds 0: rank 0 finds 0 s passed, not under 0
+  // Untimed outer steps for 0.3 s first (rank 0's clock, every rank told), then one warm-up, then two timed.
+  const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan diloco --steps 2 --warmup 1 --warmup-seconds 0.3 --threads 1 --out " + q(dir / "o"), dir);
   INFO(slurp(dir / "err"));
   REQUIRE(code == 0);
   const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
   CHECK(j.at("algorithm") == "diloco");
+  CHECK(j.at("warmup_seconds") == 0.3);
+  CHECK(j.at("untimed_steps").get<int>() >= 1);
+  CHECK(j.at("warmup_steps") == 1);
+  CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains(" timed outer steps after " + std::to_string(j.at("untimed_steps").get<int>()) + " untimed outer step"));
   CHECK(j.at("replicas") == 2);
   CHECK(j.at("inner_steps") == 2);
   REQUIRE(j.at("measured_outer_step_s").size() == 2);
@@ -222,11 +229,15 @@ TEST_CASE("mpirun -np 3 parasim execute runs a FedAvg round: rank 0 the server, 
     return;
   }
   const fs::path dir = fresh_dir("execute-mpi-fedavg");
-  const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --plan fedavg --steps 2 --warmup 1 --threads 1 --out " + q(dir / "o"), dir);
+  const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --plan fedavg --steps 2 --warmup 1 --warmup-seconds 0.3 --threads 1 --out " + q(dir / "o"), dir);
   INFO(slurp(dir / "err"));
   REQUIRE(code == 0);
   const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
   CHECK(j.at("algorithm") == "fedavg");
+  // Untimed rounds for 0.3 s on the server's clock (server and clients all told), then one warm-up.
+  CHECK(j.at("untimed_rounds").get<int>() >= 1);
+  CHECK(j.at("warmup_rounds") == 1);
+  CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains(" timed rounds after " + std::to_string(j.at("untimed_rounds").get<int>()) + " untimed round"));
   CHECK(j.at("clients") == 2);
   CHECK(j.at("local_steps") == 2);
   REQUIRE(j.at("measured_round_s").size() == 2);
