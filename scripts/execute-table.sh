@@ -8,7 +8,8 @@
 # Then, per scenario and round, the plans in measured and in predicted order, and whether the two
 # orders agree (the acceptance's ranking), with each pair of neighbours' measured gap beside the
 # slower one's spread over its steps (fastest to slowest): a gap inside the spread is not a ranking
-# the run can tell apart.
+# the run can tell apart. Last, each pair of plans over all the rounds: which was measured faster
+# and which predicted faster in each round, and whether the rounds themselves agree on it.
 # Usage: scripts/execute-table.sh [BUILD_DIR] [WORK_DIR]   (ROUNDS=N in the environment; REPORT_ONLY=1
 # prints the tables from WORK_DIR's rounds of an earlier run without running anything)
 set -euo pipefail
@@ -105,4 +106,41 @@ for s in "${scenarios[@]}"; do
       }')"
     echo "| $s | $r | $measured_order | $predicted_order | $discordant |"
   done
+done
+# Each pair of plans over every round: which the run measured faster (< the first, > the second) and
+# which the prediction put faster (= a tie within 0.1%), and whether the rounds themselves agree. A
+# pair the rounds order both ways cannot be ordered by any one prediction; the ones they order alike
+# are what the prediction must get right.
+echo
+echo "| scenario | pair | measured, each round | predicted, each round | measured gap (second − first, over the faster), each round | verdict |"
+echo "|---|---|---|---|---|---|"
+for s in "${scenarios[@]}"; do
+  for ((r = 1; r <= rounds; ++r)); do
+    for p in "${plans[@]}"; do
+      line="$(grep '^| one step |' "$work/round$r/$s-$p/report.md")"
+      read -r mv mu <<< "$(echo "$line" | cut -d'|' -f3)"
+      read -r pv pu <<< "$(echo "$line" | cut -d'|' -f6)"
+      echo "$r $p $(seconds "$mv" "$mu") $(seconds "$pv" "$pu")"
+    done
+  done | awk -v s="$s" -v rounds="$rounds" '
+    { if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } m[$1, $2] = $3; p[$1, $2] = $4 }
+    END {
+      for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) {
+        a = order[i]; b = order[j]; ms = ""; ps = ""; gaps = ""; first = 0; ties = 0; agree = 1
+        for (r = 1; r <= rounds; ++r) {
+          mo = m[r, a] < m[r, b] ? "<" : ">"
+          po = (p[r, a] - p[r, b] <= 1e-3 * p[r, b] && p[r, b] - p[r, a] <= 1e-3 * p[r, a]) ? "=" : (p[r, a] < p[r, b] ? "<" : ">")
+          ms = ms mo; ps = ps po
+          lo = m[r, a] < m[r, b] ? m[r, a] : m[r, b]
+          gaps = gaps sprintf("%s%+.1f%%", r > 1 ? " / " : "", 100 * (m[r, b] - m[r, a]) / lo)
+          if (mo == "<") ++first
+          if (po == "=") ++ties; else if (po != mo) agree = 0
+        }
+        if (first != 0 && first != rounds) verdict = "the rounds measure it both ways"
+        else if (!agree) verdict = "predicted the other way round"
+        else if (ties == rounds) verdict = "predicted a tie"
+        else verdict = "the same"
+        printf "| %s | %s, %s | %s | %s | %s | %s |\n", s, a, b, ms, ps, gaps, verdict
+      }
+    }'
 done
