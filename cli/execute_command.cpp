@@ -130,41 +130,31 @@ struct Report {
 
 constexpr int kHostCheckRuns = 5;  // each kernel's median of 5 on each rank (calibrate::host_check)
 
-/// Untimed steps of the plan until `seconds` have passed on rank 0, whose decision before each step
-/// every rank learns (Transport::any), at most kMostWarmupSteps. The timed steps then run on buffers
-/// in use: on this project's 2-core VM a 64 MiB pass over freshly touched memory ran 1.3-2.2x as long
+/// The most untimed steps (outer steps, rounds) run before the timed ones for --warmup-seconds. The
+/// timed steps then run on buffers in use: on this project's 2-core VM a 64 MiB pass over freshly touched memory ran 1.3-2.2x as long
 /// as after 2 s of use, and memory left idle for 2 s was slow again (docs/validation.md); a training
 /// run hours long meets its buffers in use, and the calibration's sweeps time them so.
 constexpr int kMostWarmupSteps = 1000;
-/// Returns the steps it ran.
-int warm_up(const strategies::Plan& plan, const sim::LoweredStep& step, exec::Transport& transport, exec::Kernels& kernels, exec::InputSource* input,
-            double seconds, int rank) {
-  exec::ExecuteOptions one;
-  one.warmup_steps = 0;
-  one.steps = 1;
-  one.input = input;
+/// Runs `one` (an untimed step, outer step or round) until `seconds` have passed on rank 0, whose
+/// decision before each every rank learns through `any` (true on every rank if true on any), at most
+/// kMostWarmupSteps times. Returns how many ran.
+int warm_up(double seconds, int rank, const std::function<bool(bool)>& any, const std::function<void()>& one) {
   const auto begin = std::chrono::steady_clock::now();
   for (int k = 0; k < kMostWarmupSteps; ++k) {
     const bool more = rank == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < seconds;
-    if (!transport.any(more)) return k;
-    (void)exec::execute_rank(plan, step, transport, kernels, one);
+    if (!any(more)) return k;
+    one();
   }
   return kMostWarmupSteps;
 }
 
-/// The same for a local-update plan's outer steps and a federated plan's rounds: `one` (an untimed
-/// outer step or round) until `seconds` have passed on rank 0, whose decision every rank learns
-/// through `everyone` (a sum over the ranks, to which rank 0 alone adds), at most kMostWarmupSteps.
-/// Returns how many ran.
-int warm_up_by(double seconds, int rank, const std::function<void(float*, std::size_t)>& everyone, const std::function<void()>& one) {
-  const auto begin = std::chrono::steady_clock::now();
-  for (int k = 0; k < kMostWarmupSteps; ++k) {
-    float more = rank == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() < seconds ? 1.0f : 0.0f;
-    everyone(&more, 1);
-    if (more == 0) return k;
-    one();
-  }
-  return kMostWarmupSteps;
+/// `any` over a sum of every rank's buffer (the session's all-reduce among all ranks).
+std::function<bool(bool)> any_by_sum(const std::function<void(float*, std::size_t)>& everyone) {
+  return [&everyone](bool mine) {
+    float v = mine ? 1.0f : 0.0f;
+    everyone(&v, 1);
+    return v > 0;
+  };
 }
 
 /// "after 3 untimed outer steps (2 s) and 1 warm-up", as the reports say it.
@@ -347,7 +337,7 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
     sync_s.push_back(std::chrono::duration<double>(t2 - t1).count());
   };
   // Untimed outer steps for --warmup-seconds, then --warmup's, then the timed ones.
-  const int untimed = warm_up_by(args.warmup_seconds, rank, everyone, [&] { outer_step(false); });
+  const int untimed = warm_up(args.warmup_seconds, rank, any_by_sum(everyone), [&] { outer_step(false); });
   for (int step = 0; step < args.warmup + args.steps; ++step) outer_step(step >= args.warmup);
   // Every rank's times to every rank (each in its own slot of a summed buffer); the slowest rank's
   // counts for each outer step.
@@ -536,7 +526,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
     if (timed) round_s.push_back(std::chrono::duration<double>(t1 - t0).count());
   };
   // Untimed rounds for --warmup-seconds, then --warmup's, then the timed ones.
-  const int untimed = warm_up_by(args.warmup_seconds, rank, everyone, [&] { one_round(false); });
+  const int untimed = warm_up(args.warmup_seconds, rank, any_by_sum(everyone), [&] { one_round(false); });
   for (int round = 0; round < args.warmup + args.steps; ++round) one_round(round >= args.warmup);
   if (rank != 0) return 0;
   std::vector<double> sorted = round_s;
@@ -678,7 +668,13 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
     const std::function<void(float*, std::size_t)> sum = session.active() ? session.all_reduce_among(0) : [](float*, std::size_t) {};
     host = host_check_over(profile.device(cluster.devices.front().kind), size, sum);
   }
-  const int warmed = warm_up(plan, simulation.step, *transport, *kernels, options.input, args.warmup_seconds, rank);
+  exec::ExecuteOptions one;
+  one.warmup_steps = 0;
+  one.steps = 1;
+  one.input = options.input;
+  const int warmed = warm_up(
+      args.warmup_seconds, rank, [&](bool more) { return transport->any(more); },
+      [&] { (void)exec::execute_rank(plan, simulation.step, *transport, *kernels, one); });
   const exec::RankRecord mine = exec::execute_rank(plan, simulation.step, *transport, *kernels, options);
   const auto gathered = transport->gather(exec::to_bytes(mine));
   if (rank != 0) return 0;
