@@ -25,7 +25,7 @@ namespace parasim::mpi {
 /// 500 times a second, and one for a peer ends when the peer posts, not up to 2 ms later.
 void wait_polling(MPI_Request& request);
 
-/// Whether a rank's waiting thread may test flat out while the rank computes nothing: on where each
+/// Whether a rank's waiting thread may test flat out while the rank computes nothing: only where each
 /// rank of this host has a core of its own (World: the host's ranks at most its cores), so that the
 /// spinning takes no other rank's core. Off by default.
 void set_idle_spinning(bool on);
