@@ -65,7 +65,7 @@ struct CpuOptions {
 struct CpuMeasurement {
   std::string cpu;   ///< the processor, from /proc/cpuinfo where readable
   std::string blas;  ///< the BLAS library and its configuration
-  std::string pages;  ///< the pages its large buffers got (exec::host_pages)
+  std::string pages;  ///< the pages its large buffers got and what the process keeps of freed memory (exec::host_pages, exec::freed_memory)
   unsigned threads = 1;        ///< OpenBLAS threads of the GEMMs
   std::vector<Sample> gemm;    ///< FLOPs → FLOP/s
   std::vector<Sample> memory;  ///< bytes moved → bytes/s, the memory-bound kernel on one thread

@@ -157,10 +157,11 @@ std::function<bool(bool)> any_by_sum(const std::function<void(float*, std::size_
   };
 }
 
-/// "after 3 untimed outer steps (2 s) and 1 warm-up", as the reports say it.
+/// "after 14 untimed steps (2.00 s) and 1 warm-up step" (`what`: "step", "outer step", "round"), as
+/// the reports say it.
 std::string warmed_text(int untimed, const std::string& what, double seconds, int warmup) {
   return "after " + std::to_string(untimed) + " untimed " + what + (untimed == 1 ? "" : "s") + " (" + reports::significant(seconds, 3) + " s) and " +
-         std::to_string(warmup) + " warm-up";
+         std::to_string(warmup) + " warm-up " + what + (warmup == 1 ? "" : "s");
 }
 
 /// The host check's section of report.md: each check's measured time (the mean over the ranks of
@@ -689,10 +690,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
                std::to_string(s.data->prefetch) + " micro-batches ahead), its loads and copies run as the step's tasks.";
   else if (s.data)
     input_by = " The scenario's input pipeline was left out of the step (no --data DIR): inputs were on the ranks as each step began.";
-  // "after 14 untimed steps (2 s) and 1 warm-up step"
-  const std::string warm_by = " after " + std::to_string(warmed) + " untimed " + (warmed == 1 ? "step" : "steps") + " (" +
-                              reports::significant(args.warmup_seconds, 3) + " s) and " + std::to_string(args.warmup) + " warm-up " +
-                              (args.warmup == 1 ? "step" : "steps");
+  const std::string warm_by = " " + warmed_text(warmed, "step", args.warmup_seconds, args.warmup);
   Report report = report_of(c, base, args.plan, plan, simulation.result, *kernels, args.backend, input_by, host, warm_by);
   report.json["warmup_seconds"] = args.warmup_seconds;
   report.json["untimed_steps"] = warmed;

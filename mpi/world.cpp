@@ -207,7 +207,8 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
   // warm sweep's 6.8 ms (docs/validation.md).
   constexpr double kColdPool = double(256 << 20);
   log.timing = "each call timed on a rank arriving " + std::to_string(static_cast<int>(std::lround(kLateBy * 1e6))) +
-               " us after the others, on buffers out of cache (a region untouched for 256 MiB of other calls)";
+               " us after the others, on buffers out of cache (a region untouched for " + std::to_string(static_cast<int>(kColdPool) >> 20) +
+               " MiB of other calls)";
   // Every rank's processor name, fixed-size, to count the hosts.
   std::vector<char> name(MPI_MAX_PROCESSOR_NAME, '\0'), names(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME, '\0');
   int length = 0;
