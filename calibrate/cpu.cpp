@@ -141,6 +141,51 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     }
   }
   {
+    // Weights out of cache: the same GEMM back to back, then after `between` bytes of a pool were
+    // written (a float every 64-byte line) between calls, each count's median over its repeats.
+    const std::int64_t rows = options.weight_reuse_rows, kk = options.weight_reuse_k, nn = options.weight_reuse_n;
+    PARASIM_CHECK(rows >= 1 && kk >= 1 && nn >= 1 && options.weight_reuse_repeats >= 1, "the weight reuse GEMM has a shape and repeats");
+    exec::HostVector<float> x(static_cast<std::size_t>(rows * kk), 1.0f / 64), weight(static_cast<std::size_t>(kk * nn), 1.0f / 64),
+        y(static_cast<std::size_t>(rows * nn), 1.0f / 64), dx(static_cast<std::size_t>(rows * kk), 0.0f),
+        gradient(static_cast<std::size_t>(kk * nn), 0.0f);
+    double largest = 0;
+    for (const double b : options.weight_reuse_between) largest = std::max(largest, b);
+    exec::HostVector<float> pool(static_cast<std::size_t>(largest / sizeof(float)) + 16, 0.0f);
+    std::size_t at = 0;  // where the next write goes: each call's bytes follow the last call's, round the pool
+    bool backward = false;
+    auto call = [&] {
+      if (!backward) {
+        exec::sgemm(false, false, rows, nn, kk, x.data(), weight.data(), y.data());
+      } else {
+        exec::sgemm(false, true, rows, kk, nn, y.data(), weight.data(), dx.data());   // dX = dY·Wᵀ
+        exec::sgemm(true, false, kk, nn, rows, x.data(), y.data(), gradient.data());  // dW = Xᵀ·dY
+      }
+    };
+    auto timed = [&](double between) {
+      std::vector<double> times;
+      for (int r = 0; r < options.weight_reuse_repeats; ++r) {
+        for (double written = 0; written < between; written += 64) {
+          pool[at] += 1.0f;
+          at = (at + 16) % pool.size();
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        call();
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(times.begin(), times.end());
+      return times[(times.size() - 1) / 2];
+    };
+    call();
+    m.weight_reuse_shape = {rows, nn, kk};
+    m.weight_reuse_bytes = static_cast<double>(kk * nn) * sizeof(float);
+    m.weight_reuse_warm_s = timed(0);
+    for (const double between : options.weight_reuse_between) m.weight_reuse.emplace_back(between, timed(between));
+    backward = true;
+    call();
+    m.weight_reuse_backward_warm_s = timed(0);
+    for (const double between : options.weight_reuse_between) m.weight_reuse_backward.emplace_back(between, timed(between));
+  }
+  {
     float a = 1, b = 1, c = 0;
     m.call_overhead_s = best_seconds([&] { exec::sgemm(false, false, 1, 1, 1, &a, &b, &c); }, 1000, 0.01);
   }
@@ -269,6 +314,33 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     d.sources["optimizer_bytes_per_s"] = where + ": the fastest size of the sweep of parasim execute's in-place SGD-with-momentum update (20 bytes moved a parameter), " +
                                          fixed(d.optimizer_bytes_per_s / 1e9, 2) + " GB/s";
     d.sources["optimizer_memory_efficiency"] = where + ": that update over the fastest, by bytes in play (12 a parameter), " + listing(m.optimizer_update, 1e9, "GB/s", bytes_text);
+  }
+  // Weights out of cache: the GEMM's weight bytes over its warm time, and its warm time over its
+  // time by the bytes written between calls (at most 1: noise may time a cold call faster).
+  if (m.weight_reuse_warm_s > 0 && !m.weight_reuse.empty()) {
+    d.weight_reuse_bytes_per_s = m.weight_reuse_bytes / m.weight_reuse_warm_s;
+    d.weight_reuse_efficiency.points.clear();
+    std::string text;
+    for (const auto& [between, seconds] : m.weight_reuse) {
+      d.weight_reuse_efficiency.points.emplace_back(between, std::min(1.0, m.weight_reuse_warm_s / seconds));
+      text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " + fixed(seconds * 1e3, 3) + " ms";
+    }
+    d.sources["weight_reuse_bytes_per_s"] = where + ": cblas_sgemm " + std::to_string(m.weight_reuse_shape[0]) + " x " + std::to_string(m.weight_reuse_shape[1]) + " x " +
+                                            std::to_string(m.weight_reuse_shape[2]) + " (a " + fixed(m.weight_reuse_bytes / 1e6, 1) +
+                                            " MB weight) back to back, " + fixed(m.weight_reuse_warm_s * 1e3, 3) + " ms: its weight bytes over that time";
+    d.sources["weight_reuse_efficiency"] = where + ": the same GEMM's time back to back over its time after other memory was written between calls (a float every 64-byte line), by the bytes written: " + text;
+  }
+  if (m.weight_reuse_backward_warm_s > 0 && !m.weight_reuse_backward.empty()) {
+    d.weight_reuse_backward_bytes_per_s = m.weight_reuse_bytes / m.weight_reuse_backward_warm_s;
+    d.weight_reuse_backward_efficiency.points.clear();
+    std::string text;
+    for (const auto& [between, seconds] : m.weight_reuse_backward) {
+      d.weight_reuse_backward_efficiency.points.emplace_back(between, std::min(1.0, m.weight_reuse_backward_warm_s / seconds));
+      text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " + fixed(seconds * 1e3, 3) + " ms";
+    }
+    d.sources["weight_reuse_backward_bytes_per_s"] = where + ": that GEMM's backward pair (dX = dY·W^T, dW = X^T·dY) back to back, " +
+                                                     fixed(m.weight_reuse_backward_warm_s * 1e3, 3) + " ms: the weight's bytes over that time";
+    d.sources["weight_reuse_backward_efficiency"] = where + ": the backward pair's time back to back over its time after other memory was written between calls, by the bytes written: " + text;
   }
   // The thin-GEMM factor at each thin dim: the square curve's time for the GEMM's FLOPs over the
   // measured time, averaged over the three orientations (the thin dim as m, n or k: a layer's

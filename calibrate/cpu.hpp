@@ -58,6 +58,13 @@ struct CpuOptions {
   std::vector<double> held_out_memory_bytes{3 << 18, 3 << 20, 3 << 22, 3 << 26};
   /// OpenBLAS threads for the GEMMs (0: every core) — as many as each rank of `parasim execute` uses.
   unsigned threads = 0;
+  /// Weights read again out of cache (sim/weight_reuse.hpp): a GEMM streaming a weight of k × n
+  /// floats past `weight_reuse_rows` rows (ResNet-18's layer4 convolution on 2 images of 2 × 2
+  /// pixels: 8 × 4608 · 4608 × 512, a 9.4 MB weight), timed back to back and after each of these
+  /// byte counts of other memory was written between calls.
+  std::int64_t weight_reuse_rows = 8, weight_reuse_k = 4608, weight_reuse_n = 512;
+  std::vector<double> weight_reuse_between{1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24, 1 << 25, 1 << 26, 1 << 27, 1 << 28};
+  int weight_reuse_repeats = 15;
   /// Each size is timed until its runs took this long together (at least twice).
   double min_seconds_per_size = 0.05;
 };
@@ -85,6 +92,15 @@ struct CpuMeasurement {
   /// Held-out memory passes not timed, being on the last level cache's edge (CpuOptions).
   std::vector<double> held_out_memory_skipped;
   double last_level_cache_bytes = 0;  ///< from sysfs; 0 where unknown
+  /// The weight reuse GEMM (CpuOptions): its weight's bytes, its median time back to back, and its
+  /// median time after each count of bytes written between calls (bytes, seconds).
+  std::array<std::int64_t, 3> weight_reuse_shape{0, 0, 0};  ///< m, n, k
+  double weight_reuse_bytes = 0, weight_reuse_warm_s = 0;
+  std::vector<std::pair<double, double>> weight_reuse;
+  /// The same for the backward's two GEMMs on that weight (dX = dY·Wᵀ, dW = Xᵀ·dY into a gradient of
+  /// the weight's size), timed together.
+  double weight_reuse_backward_warm_s = 0;
+  std::vector<std::pair<double, double>> weight_reuse_backward;
 };
 
 /// The geometric midpoints (rounded to whole floats each way) of the neighbours of a sweep sorted by

@@ -170,6 +170,15 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       out << "  optimizer update (in place)    " << fixed(d.optimizer_bytes_per_s / 1e9, 2) << " GB/s\n";
       print_curve(out, "optimizer update efficiency by bytes in play", d.optimizer_memory_efficiency, bytes_text);
     }
+    if (d.weight_reuse_bytes_per_s > 0) {
+      out << "  weight read warm (sgemm " << m.weight_reuse_shape[0] << "x" << m.weight_reuse_shape[1] << "x" << m.weight_reuse_shape[2] << ")  "
+          << fixed(d.weight_reuse_bytes_per_s / 1e9, 2) << " GB/s of weight, " << fixed(m.weight_reuse_warm_s * 1e3, 3) << " ms a call\n";
+      print_curve(out, "its speed by bytes written between calls", d.weight_reuse_efficiency, bytes_text);
+    }
+    if (d.weight_reuse_backward_bytes_per_s > 0) {
+      out << "  its backward (dX and dW) warm    " << fixed(m.weight_reuse_backward_warm_s * 1e3, 3) << " ms a call\n";
+      print_curve(out, "its speed by bytes written between calls", d.weight_reuse_backward_efficiency, bytes_text);
+    }
     out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
     out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
     out << "  held-out shapes (median measured, predicted from the figures above, error):\n";

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "exec/kernels.hpp"
+#include "sim/weight_reuse.hpp"
 #include "sim/work/work_cost.hpp"
 
 namespace parasim::exec {
@@ -126,6 +127,12 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
       figure(comm_class(g, t)).predicted_s += s * static_cast<double>(g.devices_of(t, scratch).size());
     }
   }
+
+  // What the cost model adds to the passes that read weights out of cache (sim/weight_reuse.hpp).
+  sim::for_each_weight_reuse(g, work, plan, cluster, profile, [&](TaskId, std::uint32_t k, double s) {
+    figure(pass_class(k)).predicted_s += s;
+    op_figure(k).predicted_s += s;
+  });
 
   // Measured, in the median step: per class and per operator pass.
   for (const auto& r : records) {

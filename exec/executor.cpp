@@ -155,6 +155,7 @@ RankRecord execute_rank(const strategies::Plan& plan, const sim::LoweredStep& st
               const Computing busy;  // this rank's communication threads wait yielding meanwhile
               passes.clear();
               const sim::WorkId w = g.work_of(t);
+              kernels.at_micro_batch(st, g.micro_batch[t]);
               kernels.run(w, st, passes);
               const auto& cw = step.work.computes[w];
               for (std::size_t k = 0; k < passes.size(); ++k) {

@@ -52,15 +52,23 @@ std::size_t count_of(double elements) { return static_cast<std::size_t>(std::max
 
 }  // namespace
 
-void stream_pass(double bytes, Scratch& s) {
-  const std::size_t n = count_of(bytes / 8);
-  const float* x = s.get(0, n);
-  float* y = s.get(1, n);
+void stream_pass(const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] + 0.0078125f;
 }
 
+void stream_pass(double bytes, Scratch& s) {
+  const std::size_t n = count_of(bytes / 8);
+  stream_pass(s.get(0, n), s.get(1, n), n);
+}
+
 CpuKernels::CpuKernels(const models::Graph& graph, const sim::StepWork& work, const strategies::Plan& plan, int blas_threads)
-    : graph_(graph), work_(work), plan_(plan), blas_threads_(blas_threads), optimizer_state_(work.stage_updated.size()) {
+    : graph_(graph), work_(work), plan_(plan), blas_threads_(blas_threads), parameters_(work.op_work.size()),
+      outputs_(work.op_work.size()), output_gradients_(work.op_work.size()), producer_(work.op_work.size(), kNoProducer),
+      optimizer_state_(work.stage_updated.size()) {
+  for (models::OpId op = 0; op < work.op_work.size(); ++op) {
+    const auto producers = graph.producers(op);
+    if (!producers.empty() && producers.front() < work.op_work.size()) producer_[op] = producers.front();
+  }
   set_blas_threads(blas_threads);
 }
 
@@ -88,12 +96,20 @@ void CpuKernels::run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_
   }
   for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
     const auto t0 = clock::now();
-    run_pass(work_.ops[k], scratch);
+    run_pass(work_.ops[k], scratch, lane_micro_batch_.at(lane));
     pass_seconds.push_back(std::chrono::duration<double>(clock::now() - t0).count());
   }
 }
 
-void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
+float* CpuKernels::activation(bool gradient, models::OpId op, std::int32_t micro_batch, std::size_t count) {
+  auto& per_micro_batch = (gradient ? output_gradients_ : outputs_)[op];
+  if (per_micro_batch.size() <= static_cast<std::size_t>(micro_batch)) per_micro_batch.resize(static_cast<std::size_t>(micro_batch) + 1);
+  auto& v = per_micro_batch[static_cast<std::size_t>(micro_batch)];
+  if (v.size() < count) v.resize(std::max<std::size_t>(count, 1), 1.0f / 64);
+  return v.data();
+}
+
+void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s, std::int32_t micro_batch) {
   const models::Operator& op = graph_.op(p.op);
   const sim::OpWork& w = work_.op_work[p.op];
   if (w.is_input) return;
@@ -108,9 +124,30 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
       const auto mk = static_cast<std::size_t>(m * k), kn = static_cast<std::size_t>(k * n), mn = static_cast<std::size_t>(m * n);
       // Forward Y[m×n] = X[m×k]·W[k×n]; backward dX[m×k] = dY[m×n]·Wᵀ and dW[k×n] = Xᵀ·dY, with X and
       // W in slot 0 and 1, dY in slot 1, every output in slot 2.
-      float* x = s.get(0, std::max(mk, kn));
-      const float* wy = s.get(1, std::max(kn, mn));
-      float* y = s.get(2, std::max(mn, std::max(mk, kn)));
+      // An operator holding weights reads its own (and writes its own gradient), as training does;
+      // a product of two activations (no weights) reads scratch.
+      Parameter* own = nullptr;
+      if (w.weight_elements > 0) {
+        own = &parameters_[p.op];
+        if (own->weights.size() < kn) {
+          // 1/k: a product of activations near 1/64 then stays near them (a mean), layer after layer.
+          own->weights.assign(kn, 1.0f / static_cast<float>(std::max<std::int64_t>(k, 1)));
+          own->gradient.assign(kn, 0.0f);
+        }
+      }
+      // Activations: the operator's output (forward) and its output's gradient (backward) in buffers
+      // of its own for the micro-batch, its input the first producer's output (or scratch), the
+      // input's gradient written into the producer's gradient buffer. A convolution's patch matrix
+      // and its gradient stay in the lane's scratch (a convolution library's workspace).
+      const models::OpId from = producer_[p.op];
+      float* x = (conv || from == kNoProducer) ? s.get(0, std::max(mk, own ? std::size_t{0} : kn)) : activation(false, from, micro_batch, mk);
+      const float* wy = backward ? activation(true, p.op, micro_batch, mn) : s.get(1, std::max(own ? std::size_t{0} : kn, mn));
+      float* y = backward ? ((conv || from == kNoProducer) ? s.get(2, std::max(mn, std::max(mk, own ? std::size_t{0} : kn)))
+                                                           : activation(true, from, micro_batch, mk))
+                          : activation(false, p.op, micro_batch, mn);
+      const float* weights = own ? own->weights.data() : wy;  // forward: W
+      const float* stored = own ? own->weights.data() : x;    // backward: W, as stored (k × n)
+      float* gradient = own ? own->gradient.data() : s.get(2, std::max(kn, mn));
       // A convolution's image holds about m·k / (kh·kw) floats; patch row r is the k floats of the
       // image starting at row_offset(r) (the rows of neighbouring output pixels overlap, as a real
       // patch matrix's do). im2col copies them; col2im adds a patch-matrix gradient back in place.
@@ -119,24 +156,24 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
       auto row_offset = [&](std::size_t r) { return (r * kk / window) % (in - kk + 1); };
       if (conv) {
         // im2col: the m × k patch matrix written from the input (m·k floats read and written).
-        const float* image = s.get(3, in);
+        const float* image = from == kNoProducer ? s.get(3, in) : activation(false, from, micro_batch, in);
         for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) std::memcpy(x + r * kk, image + row_offset(r), kk * sizeof(float));
       }
       const int kernels = backward ? w.bwd_kernels : w.gemms;
       for (int g = 0; g < kernels; ++g)
         for (std::int64_t i = 0; i < batch; ++i) {
           if (!backward) {
-            sgemm(false, false, m, n, k, x, wy, y);
+            sgemm(false, false, m, n, k, x, weights, y);
           } else if (g % 2 == 0) {
-            sgemm(false, true, m, k, n, wy, x, y);  // dX = dY·Wᵀ (W stored k × n)
+            sgemm(false, true, m, k, n, wy, stored, y);  // dX = dY·Wᵀ (W stored k × n)
           } else {
-            sgemm(true, false, k, n, m, x, wy, y);  // dW = Xᵀ·dY
+            sgemm(true, false, k, n, m, x, wy, gradient);  // dW = Xᵀ·dY
           }
         }
       if (conv && backward) {
         // col2im: the patch-matrix gradient added back into the image, row by row (m·k floats read,
         // and as many read and written in the image).
-        float* image = s.get(3, in);
+        float* image = from == kNoProducer ? s.get(3, in) : activation(true, from, micro_batch, in);
         for (std::size_t r = 0; r < static_cast<std::size_t>(m); ++r) {
           float* dst = image + row_offset(r);
           const float* src = y + r * kk;
@@ -180,7 +217,20 @@ void CpuKernels::run_pass(const sim::OpPass& p, Scratch& s) {
       }
       return;
     }
-    case KernelClass::Elementwise: stream_pass(backward ? w.bwd_bytes : w.bytes, s); return;
+    case KernelClass::Elementwise: {
+      // Forward: the producer's output to this operator's; backward: this output's gradient to the
+      // producer's (half the bytes read, half written, as stream_pass moves them).
+      const models::OpId from = producer_[p.op];
+      const std::size_t count = count_of((backward ? w.bwd_bytes : w.bytes) / 8);
+      if (from == kNoProducer) {
+        stream_pass(backward ? w.bwd_bytes : w.bytes, s);
+      } else if (!backward) {
+        stream_pass(activation(false, from, micro_batch, count), activation(false, p.op, micro_batch, count), count);
+      } else {
+        stream_pass(activation(true, p.op, micro_batch, count), activation(true, from, micro_batch, count), count);
+      }
+      return;
+    }
     case KernelClass::Optimizer: return;
   }
 }
@@ -212,18 +262,32 @@ void CpuKernels::run_optimizer(std::int64_t stage) {
     case strategies::Optimizer::Adafactor: arrays = 3; break;
     case strategies::Optimizer::SGD: arrays = 2; break;
   }
-  auto& state = optimizer_state_[static_cast<std::size_t>(stage)];
-  if (state.size() < n * static_cast<std::size_t>(arrays)) state.assign(n * static_cast<std::size_t>(arrays), 1.0f / 64);
-  float* p = state.data();
-  const float* g = p + n;
   constexpr float lr = 1e-6f;
-  if (arrays == 4) {
-    adam_update(p, g, p + 2 * n, p + 3 * n, n);
-  } else if (arrays == 3) {
-    momentum_update(p, g, p + 2 * n, n);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) p[i] -= lr * g[i];
+  auto update = [&](float* p, const float* g, float* state, std::size_t count) {
+    if (arrays == 4) {
+      adam_update(p, g, state, state + count, count);
+    } else if (arrays == 3) {
+      momentum_update(p, g, state, count);
+    } else {
+      for (std::size_t i = 0; i < count; ++i) p[i] -= lr * g[i];
+    }
+  };
+  // The weights the rank's kernels read, in operator order, then the rest of the stage's share.
+  // (Values stay near 1/64: the gradients are products of 1/64-sized operands, the steps 1e-6.)
+  std::size_t left = n;
+  for (Parameter& own : parameters_) {
+    if (left == 0) break;
+    if (own.weights.empty()) continue;
+    const std::size_t count = std::min(left, own.weights.size());
+    if (own.state.size() < count * static_cast<std::size_t>(arrays - 2)) own.state.assign(count * static_cast<std::size_t>(arrays - 2), 0.0f);
+    update(own.weights.data(), own.gradient.data(), own.state.data(), count);
+    left -= count;
   }
+  if (left == 0) return;
+  auto& state = optimizer_state_[static_cast<std::size_t>(stage)];
+  if (state.size() < left * static_cast<std::size_t>(arrays)) state.assign(left * static_cast<std::size_t>(arrays), 1.0f / 64);
+  float* p = state.data();
+  update(p, p + left, p + 2 * left, left);
 }
 
 }  // namespace parasim::exec

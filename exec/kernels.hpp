@@ -10,7 +10,9 @@
 ///    dropout, casts, pooling, embeddings) as a memory-bound loop moving its bytes (read and written
 ///    in equal parts);
 ///  - an optimizer step as the optimizer's update over the stage's local parameters, with its state
-///    arrays (Adam: p, g, m, v; SGD with momentum: p, g, m; SGD: p, g).
+///    arrays (Adam: p, g, m, v; SGD with momentum: p, g, m; SGD: p, g): first over the weights the
+///    rank's matrix products and convolutions read and write their gradients into (each operator's
+///    own buffers), then over the rest.
 /// The cost model predicts exactly these kernels' work (sim/cost_model.hpp), so what is measured is
 /// what was predicted, kernel by kernel.
 #include <cstdint>
@@ -64,6 +66,9 @@ class Kernels {
   /// Runs compute work `w` on `lane` and returns when it is done; appends each operator pass's
   /// measured seconds to `pass_seconds` (one per entry of its ops, in order; an optimizer step: one).
   virtual void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) = 0;
+  /// The micro-batch the lane's next run belongs to (−1: none, an optimizer step); kernels that keep
+  /// a micro-batch's activations in buffers of their own read it.
+  virtual void at_micro_batch(std::size_t /*lane*/, std::int32_t /*micro_batch*/) {}
   /// A buffer of at least `count` floats in the device's memory, the lane's own: a collective's or a
   /// pipeline message's data (the transport reads and writes it).
   [[nodiscard]] virtual float* message_buffer(std::size_t lane, std::size_t count) = 0;
@@ -76,12 +81,18 @@ class CpuKernels final : public Kernels {
 
   std::string refuses(const strategies::Plan& plan) const override;
   std::string describe() const override;
-  void set_lanes(std::size_t lanes) override { lanes_.resize(lanes); }
+  void set_lanes(std::size_t lanes) override {
+    lanes_.resize(lanes);
+    lane_micro_batch_.resize(lanes, 0);
+  }
+  void at_micro_batch(std::size_t lane, std::int32_t micro_batch) override { lane_micro_batch_.at(lane) = std::max(micro_batch, 0); }
   void run(sim::WorkId w, std::size_t lane, std::vector<double>& pass_seconds) override;
   float* message_buffer(std::size_t lane, std::size_t count) override { return lanes_[lane].get(0, count); }
 
  private:
-  void run_pass(const sim::OpPass& p, Scratch& scratch);
+  void run_pass(const sim::OpPass& p, Scratch& scratch, std::int32_t micro_batch);
+  /// Operator `op`'s output (or its gradient) for `micro_batch`: at least `count` floats.
+  float* activation(bool gradient, models::OpId op, std::int32_t micro_batch, std::size_t count);
   void run_optimizer(std::int64_t stage);
 
   const models::Graph& graph_;
@@ -89,8 +100,27 @@ class CpuKernels final : public Kernels {
   const strategies::Plan& plan_;
   int blas_threads_;
   std::vector<Scratch> lanes_;
-  std::vector<HostVector<float>> optimizer_state_;  ///< per stage: the state arrays, interleaved
+  /// Per graph operator holding weights that a matrix product or convolution reads: its local weights
+  /// (k × n floats), their gradient and the optimizer's state for them (one array per moment), each
+  /// its own buffer as a framework's parameters are, allocated on the operator's first pass. A
+  /// weight's place in the cache then depends on what ran since its last pass, as in training.
+  struct Parameter {
+    HostVector<float> weights, gradient, state;
+  };
+  std::vector<Parameter> parameters_;
+  /// Per operator, per micro-batch: its output and its output's gradient, as a framework keeps a
+  /// micro-batch's activations until its backward; and per operator its first input's producer.
+  std::vector<std::vector<HostVector<float>>> outputs_, output_gradients_;
+  std::vector<models::OpId> producer_;
+  std::vector<std::int32_t> lane_micro_batch_;
+  std::vector<HostVector<float>> optimizer_state_;  ///< per stage: the state arrays of parameters no kernel reads, interleaved
 };
+
+/// An operator with no producer among the graph's operators (its input is the graph's input).
+inline constexpr models::OpId kNoProducer = static_cast<models::OpId>(-1);
+
+/// y = x/2 + 1/128 over `n` floats: the memory-bound kernel on given buffers.
+void stream_pass(const float* x, float* y, std::size_t n);
 
 /// The memory-bound kernel: moves `bytes` on the calling thread, half read and half written
 /// (y = a·x + b over bytes / 8 floats). `parasim calibrate --backend cpu` times this very loop.

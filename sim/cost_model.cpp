@@ -63,6 +63,12 @@ double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::
   return kernel_seconds_at(device, cls, dtype, flops, bytes, gemm_flops, kernels, thin);
 }
 
+double patch_matrix_bytes(const DeviceProfile& device, const OpWork& w, bool backward) {
+  if (!w.convolution || device.convolution != "im2col-gemm") return 0;
+  const double patch_bytes = w.gemm_batch * w.gemm_m * w.gemm_k * static_cast<double>(models::bytes_of(w.dtype));
+  return (backward ? 5 : 2) * patch_bytes;  // forward: im2col (2 passes); backward: im2col (2) and col2im (3)
+}
+
 double gemm_thin_factor(const DeviceProfile& device, double m, double n, double k) {
   const double smallest = std::min({m, n, k});
   if (!(smallest > 0)) return 1.0;
@@ -167,9 +173,10 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     // and the image (1/window of it), not for the bytes it moves: im2col reads each image element
     // up to `window` times, from the cache after the first. (The curve's stream passes move each
     // byte of their buffers once, so for them the two are the same.)
-    const double patch_bytes = w.gemm_batch * w.gemm_m * w.gemm_k * static_cast<double>(models::bytes_of(w.dtype));
+    const double patch_bytes = patch_matrix_bytes(device, w, false) / 2;
     const double in_play = patch_bytes * (1 + 1 / std::max(1.0, w.conv_window));
-    const double im2col_s = memory_pass_seconds(device, 2 * patch_bytes, in_play), col2im_s = memory_pass_seconds(device, 3 * patch_bytes, in_play);
+    const double im2col_s = memory_pass_seconds(device, 2 * patch_bytes, in_play),
+                 col2im_s = memory_pass_seconds(device, patch_matrix_bytes(device, w, true) - 2 * patch_bytes, in_play);
     patch_fwd_s = im2col_s;
     patch_bwd_s = im2col_s + col2im_s;
   }

@@ -55,6 +55,13 @@ namespace parasim::sim {
 /// for `dtype` on `device`; without them a fused attention kernel runs on the GEMM curve.
 [[nodiscard]] bool has_attention_curves(const DeviceProfile& device, const std::string& kernel, models::DType dtype);
 
+/// The bytes a convolution's patch matrix moves (read + written) beyond the operator's own bytes where
+/// `device` runs convolutions as im2col + GEMM (DeviceProfile::convolution): forward, im2col writes
+/// the patch matrix from the image (two passes of its batch·m·k elements); backward, im2col again for
+/// the weight gradient and col2im adding the data gradient's patch matrix back into the image (three
+/// passes). 0 for any other operator or device.
+[[nodiscard]] double patch_matrix_bytes(const DeviceProfile& device, const OpWork& w, bool backward);
+
 /// Forward and backward time of one operator's work (sim/work/op_work.hpp) on `device`.
 struct OpCost {
   double fwd_s = 0;

@@ -7,6 +7,7 @@
 #include "sim/lower/unit_emitter.hpp"
 #include "sim/lower/unit_order.hpp"
 #include "sim/replicas.hpp"
+#include "sim/weight_reuse.hpp"
 #include "sim/work/work_cost.hpp"
 
 namespace parasim::sim {
@@ -51,6 +52,8 @@ LoweredStep lower(const models::Graph& g, const strategies::Plan& plan, const Cl
   emitter.emit_step_end();
 
   out.tasks = std::move(b).finish_in_id_order();
+  // Once each device's issue order is known: what its passes pay for weights out of cache.
+  price_weight_reuse(out.tasks, out.work, plan, cluster, profile);
   out.replica_shortcut = shortcut;
   out.simulated_devices = layout.simulated_devices();
   const auto m = static_cast<double>(plan.micro_batches);

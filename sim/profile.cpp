@@ -57,6 +57,14 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
     names.emplace_back("optimizer_bytes_per_s");
     names.emplace_back("optimizer_memory_efficiency");
   }
+  if (device.weight_reuse_bytes_per_s > 0) {
+    names.emplace_back("weight_reuse_bytes_per_s");
+    names.emplace_back("weight_reuse_efficiency");
+  }
+  if (device.weight_reuse_backward_bytes_per_s > 0) {
+    names.emplace_back("weight_reuse_backward_bytes_per_s");
+    names.emplace_back("weight_reuse_backward_efficiency");
+  }
   if (!device.interference.none()) names.emplace_back("interference");
   if (device.convolution != "winograd") names.emplace_back("convolution");
   if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");

@@ -86,6 +86,20 @@ struct DeviceProfile {
   /// measured with, on this project's 2-core host. 0 and empty: the memory curve prices the update.
   double optimizer_bytes_per_s = 0;
   EfficiencyCurve optimizer_memory_efficiency;
+  /// Weights read again after other work has pushed them out of cache (sim/weight_reuse.hpp). A
+  /// weight-streaming GEMM timed warm, then after N bytes of other memory were touched between
+  /// calls: `weight_reuse_bytes_per_s` is its weight bytes over its warm time, and
+  /// `weight_reuse_efficiency` its warm time over its time, by N. A pass over W weight bytes last
+  /// touched N bytes ago then costs W / weight_reuse_bytes_per_s · (1 / efficiency(N) − 1) more than
+  /// the (warm) curves price it. Measured by `parasim calibrate --backend cpu`; 0 and empty: no cost
+  /// (a GPU streams its weights from HBM at every pass, as its GEMM curves were measured).
+  double weight_reuse_bytes_per_s = 0;
+  EfficiencyCurve weight_reuse_efficiency;
+  /// The same for a backward's two GEMMs on that weight (dX = dY·Wᵀ reads it, dW = Xᵀ·dY writes its
+  /// gradient): the weight's bytes over their warm time, and their warm time over their time by N.
+  /// 0 and empty: a backward pays the forward's price on twice its weight bytes.
+  double weight_reuse_backward_bytes_per_s = 0;
+  EfficiencyCurve weight_reuse_backward_efficiency;
   /// How the device's convolution library runs a convolution: "winograd" (cuDNN's and oneDNN's
   /// choice: implicit GEMM, and Winograd F(2×2, 3×3) for an fp32 3×3 stride-1 convolution, where no
   /// tensor core takes fp32) or "im2col-gemm" (the patch matrix written to memory, then one GEMM:

@@ -258,6 +258,23 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     r.accept("optimizer_bytes_per_s");
     r.accept("optimizer_memory_efficiency");
   }
+  // The same for weights read again out of cache.
+  if (r.has("weight_reuse_bytes_per_s") || r.has("weight_reuse_efficiency")) {
+    d.weight_reuse_bytes_per_s = r.positive("weight_reuse_bytes_per_s");
+    (void)r.required("weight_reuse_efficiency");
+    d.weight_reuse_efficiency = read_curve(doc, r.pointer_of("weight_reuse_efficiency"));
+  } else {
+    r.accept("weight_reuse_bytes_per_s");
+    r.accept("weight_reuse_efficiency");
+  }
+  if (r.has("weight_reuse_backward_bytes_per_s") || r.has("weight_reuse_backward_efficiency")) {
+    d.weight_reuse_backward_bytes_per_s = r.positive("weight_reuse_backward_bytes_per_s");
+    (void)r.required("weight_reuse_backward_efficiency");
+    d.weight_reuse_backward_efficiency = read_curve(doc, r.pointer_of("weight_reuse_backward_efficiency"));
+  } else {
+    r.accept("weight_reuse_backward_bytes_per_s");
+    r.accept("weight_reuse_backward_efficiency");
+  }
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
   } else {
@@ -476,6 +493,14 @@ nlohmann::json to_json(const Profile& profile) {
     if (d.optimizer_bytes_per_s > 0) {
       devices[name]["optimizer_bytes_per_s"] = d.optimizer_bytes_per_s;
       devices[name]["optimizer_memory_efficiency"] = curve_to_json(d.optimizer_memory_efficiency);
+    }
+    if (d.weight_reuse_bytes_per_s > 0) {
+      devices[name]["weight_reuse_bytes_per_s"] = d.weight_reuse_bytes_per_s;
+      devices[name]["weight_reuse_efficiency"] = curve_to_json(d.weight_reuse_efficiency);
+    }
+    if (d.weight_reuse_backward_bytes_per_s > 0) {
+      devices[name]["weight_reuse_backward_bytes_per_s"] = d.weight_reuse_backward_bytes_per_s;
+      devices[name]["weight_reuse_backward_efficiency"] = curve_to_json(d.weight_reuse_backward_efficiency);
     }
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();

@@ -1,6 +1,7 @@
 #include "sim/recost.hpp"
 
 #include "common/error.hpp"
+#include "sim/weight_reuse.hpp"
 #include "sim/work/work_cost.hpp"
 
 namespace parasim::sim {
@@ -11,6 +12,7 @@ void recost(LoweredStep& step, const strategies::Plan& plan, const Cluster& clus
   const WorkDurations durations = work_durations(step.work, plan, cluster, profile);
   for (TaskId t = 0; t < g.task_count(); ++t)
     if (g.kind[t] == TaskKind::Compute && g.work_of(t) != kNoWork) g.duration_ps[t] = durations.of(g.owner[t], g.work_of(t)).count;
+  price_weight_reuse(g, step.work, plan, cluster, profile);
 }
 
 }  // namespace parasim::sim

@@ -450,6 +450,8 @@ StepWork describe_step(const Graph& g, const Plan& plan) {
                                    plan.expert_imbalance));
     // The attention implementation is the run's software choice, not the operator's: it travels with the work.
     if (step.op_work.back().cls == models::OpClass::Attention) step.op_work.back().attention_kernel = plan.attention_kernel;
+    const auto producers = g.producers(op);
+    step.first_producer.push_back(producers.empty() || producers.front() >= g.op_count() ? SIZE_MAX : producers.front());
   }
   // Gradients are reduced (and ZeRO-sharded) over the data, expert and context axes.
   for (int a : {plan.dp_axis, plan.ep_axis, plan.cp_axis})

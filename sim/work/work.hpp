@@ -95,6 +95,8 @@ struct TiedGradient {
 
 struct StepWork {
   std::vector<OpWork> op_work;        ///< per graph operator, on one device of its stage
+  /// Per graph operator: the producer of its first input (SIZE_MAX: a graph input feeds it).
+  std::vector<models::OpId> first_producer;
   std::vector<OpPass> ops;            ///< the operator passes of every compute item, item by item
   std::vector<ComputeWork> computes;  ///< per compute item (WorkItem::compute), then per stage's optimizer step
   std::vector<ChunkWork> chunks;      ///< per model chunk

@@ -37,6 +37,14 @@ CpuMeasurement by_hand() {
   m.thin = {{8, {2 * square, 2 * square, 4 * square}}};
   // The in-place optimizer update: 12 MiB in play at 40 GB/s moved, 192 MiB at 16 GB/s.
   m.optimizer_update = {{12.0 * (1 << 20), 40e9}, {192.0 * (1 << 20), 16e9}};
+  // Operands out of cache: an 8 × 512 × 4608 GEMM's 9,437,184-byte weight, 1 ms back to back, 1 ms
+  // after 1 MiB written between calls, 2.5 ms after 256 MiB; its backward pair 2, 2 and 4 ms.
+  m.weight_reuse_shape = {8, 512, 4608};
+  m.weight_reuse_bytes = 9437184;
+  m.weight_reuse_warm_s = 1e-3;
+  m.weight_reuse = {{1 << 20, 1e-3}, {1 << 28, 2.5e-3}};
+  m.weight_reuse_backward_warm_s = 2e-3;
+  m.weight_reuse_backward = {{1 << 20, 2e-3}, {1 << 28, 4e-3}};
   m.held_out_gemm = {{{64, 128, 32}, 3e-5}};
   m.held_out_memory = {{96.0 * (1 << 20), 4e-3}};
   return m;
@@ -122,6 +130,13 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
     const double s = sim::work_duration(step, 0, sim::OpSeconds{}, plan, d, 1.0).seconds();
     CHECK_THAT(s, WithinRel(83886080.0 / (0.7 * 40e9) + 0.5e-6, 1e-9));
   }
+  // Operands out of cache: 9,437,184 B over 1 ms, 9.437 GB/s; 1 at 1 MiB and 1/2.5 = 0.4 at 256 MiB.
+  // The backward pair: the weight's bytes over 2 ms, 4.719 GB/s; 1, then 2/4 = 0.5.
+  CHECK_THAT(d.weight_reuse_bytes_per_s, WithinRel(9.437184e9, 1e-12));
+  CHECK(d.weight_reuse_efficiency.points == std::vector<std::pair<double, double>>{{1 << 20, 1.0}, {1 << 28, 0.4}});
+  CHECK_THAT(d.weight_reuse_backward_bytes_per_s, WithinRel(4.718592e9, 1e-12));
+  CHECK(d.weight_reuse_backward_efficiency.points == std::vector<std::pair<double, double>>{{1 << 20, 1.0}, {1 << 28, 0.5}});
+  CHECK(d.sources.at("weight_reuse_efficiency").find("1 MiB -> 1.000 ms") != std::string::npos);
   // A profile carrying it reads back unchanged (every figure has a source, every curve is valid).
   sim::Profile p = datasheet;
   p.devices["host-cpu"] = d;
@@ -138,7 +153,18 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   o.optimizer_parameters = 4096;
   o.threads = 2;
   o.min_seconds_per_size = 0.001;
+  // Operands out of cache, small: a 2 × 32 × 64 GEMM (an 8,192-byte weight), 3 repeats at 64 KiB
+  // and 1 MiB written between calls.
+  o.weight_reuse_rows = 2;
+  o.weight_reuse_k = 64;
+  o.weight_reuse_n = 32;
+  o.weight_reuse_between = {1 << 16, 1 << 20};
+  o.weight_reuse_repeats = 3;
   const CpuMeasurement m = measure_cpu(o);
+  CHECK(m.weight_reuse_bytes == 8192);
+  REQUIRE(m.weight_reuse.size() == 2);
+  CHECK(m.weight_reuse[1].first == 1 << 20);
+  CHECK((m.weight_reuse_warm_s > 0 && m.weight_reuse[1].second > 0 && m.weight_reuse_backward.size() == 2));
   REQUIRE(m.gemm.size() == 2);
   // 2n³ FLOPs: 8,192 and 65,536.
   CHECK(m.gemm[0].size == 8192);

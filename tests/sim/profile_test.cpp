@@ -183,7 +183,19 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
           "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
-          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\" or \"sources\"");
+          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\", \"sources\", "
+          "\"weight_reuse_backward_bytes_per_s\", \"weight_reuse_backward_efficiency\", \"weight_reuse_bytes_per_s\" or \"weight_reuse_efficiency\"");
+  }
+  SECTION("operands out of cache: each rate with its curve, read back as written") {
+    const Profile p = profile_from_json(JsonDocument::parse(
+        make(",\n      \"weight_reuse_bytes_per_s\": 8e9,\n      \"weight_reuse_efficiency\": [[1e6, 1.0], [2.5e8, 0.5]],"
+             "\n      \"weight_reuse_backward_bytes_per_s\": 4e9,\n      \"weight_reuse_backward_efficiency\": [[1e6, 1.0], [2.5e8, 0.4]]"),
+        "p.json"));
+    CHECK(p.device("chip").weight_reuse_bytes_per_s == 8e9);
+    CHECK(p.device("chip").weight_reuse_efficiency.at(2.5e8) == 0.5);
+    CHECK(p.device("chip").weight_reuse_backward_efficiency.at(1e9) == 0.4);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK(error_of(make(",\n      \"weight_reuse_bytes_per_s\": 8e9")) == "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_efficiency\"");
   }
   SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
     const Profile p = profile_from_json(JsonDocument::parse(
