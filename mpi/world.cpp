@@ -82,8 +82,10 @@ class MpiExecutor final : public strategies::search::Executor {
 
 /// One collective of `test` over MPI_COMM_WORLD on `count` floats (for the gathers and scatters a
 /// whole share per rank), as `parasim execute` runs it: the non-blocking call polled to completion
-/// (mpi/polling.hpp). sendrecv sends to the next rank while receiving from the previous. `in` holds
-/// `count` floats, `out` as many.
+/// (mpi/polling.hpp), in place where the executor's is (mpi/execute_transport.cpp: the all-gather
+/// into `out`, each rank's share already in it; the reduce-scatter over `in`): out of place, a rank
+/// would also copy its own share. sendrecv sends to the next rank while receiving from the previous.
+/// `in` holds `count` floats, `out` as many.
 void run_polled(calibrate::NcclTest test, int count, float* in, float* out, int rank, int size) {
   MPI_Request requests[2];
   int active = 1;
@@ -93,10 +95,10 @@ void run_polled(calibrate::NcclTest test, int count, float* in, float* out, int 
       MPI_Iallreduce(MPI_IN_PLACE, in, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
       break;
     case calibrate::NcclTest::AllGather:
-      MPI_Iallgather(in, count / size, MPI_FLOAT, out, count / size, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
+      MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, count / size, MPI_FLOAT, MPI_COMM_WORLD, &requests[0]);
       break;
     case calibrate::NcclTest::ReduceScatter:
-      MPI_Ireduce_scatter_block(in, out, count / size, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
+      MPI_Ireduce_scatter_block(MPI_IN_PLACE, in, count / size, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests[0]);
       break;
     case calibrate::NcclTest::SendRecv:
       MPI_Irecv(out, count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
@@ -111,8 +113,8 @@ void run_polled(calibrate::NcclTest test, int count, float* in, float* out, int 
 const char* mpi_call(calibrate::NcclTest test) {
   switch (test) {
     case calibrate::NcclTest::AllReduce: return "MPI_Iallreduce";
-    case calibrate::NcclTest::AllGather: return "MPI_Iallgather";
-    case calibrate::NcclTest::ReduceScatter: return "MPI_Ireduce_scatter_block";
+    case calibrate::NcclTest::AllGather: return "MPI_Iallgather in place";
+    case calibrate::NcclTest::ReduceScatter: return "MPI_Ireduce_scatter_block in place";
     case calibrate::NcclTest::SendRecv: return "MPI_Isend and MPI_Irecv";
   }
   return "MPI_Iallreduce";
