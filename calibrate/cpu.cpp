@@ -317,27 +317,28 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
   }
   // Weights out of cache: the GEMM's weight bytes over its warm time, and its warm time over its
   // time by the bytes written between calls (at most 1: noise may time a cold call faster).
-  if (m.weight_reuse_warm_s > 0 && !m.weight_reuse.empty()) {
-    d.weight_reuse_bytes_per_s = m.weight_reuse_bytes / m.weight_reuse_warm_s;
-    d.weight_reuse_efficiency.points.clear();
+  // A rate (the weight's bytes over the warm time) and a curve (the warm time over the time after
+  // `between` bytes written, at most 1), with the listing of the times for the curve's source.
+  auto reuse_curve = [](double bytes, double warm_s, const std::vector<std::pair<double, double>>& samples, double& rate, sim::EfficiencyCurve& curve) {
+    rate = bytes / warm_s;
+    curve.points.clear();
     std::string text;
-    for (const auto& [between, seconds] : m.weight_reuse) {
-      d.weight_reuse_efficiency.points.emplace_back(between, std::min(1.0, m.weight_reuse_warm_s / seconds));
+    for (const auto& [between, seconds] : samples) {
+      curve.points.emplace_back(between, std::min(1.0, warm_s / seconds));
       text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " + fixed(seconds * 1e3, 3) + " ms";
     }
+    return text;
+  };
+  if (m.weight_reuse_warm_s > 0 && !m.weight_reuse.empty()) {
+    const std::string text = reuse_curve(m.weight_reuse_bytes, m.weight_reuse_warm_s, m.weight_reuse, d.weight_reuse_bytes_per_s, d.weight_reuse_efficiency);
     d.sources["weight_reuse_bytes_per_s"] = where + ": cblas_sgemm " + std::to_string(m.weight_reuse_shape[0]) + " x " + std::to_string(m.weight_reuse_shape[1]) + " x " +
                                             std::to_string(m.weight_reuse_shape[2]) + " (a " + fixed(m.weight_reuse_bytes / 1e6, 1) +
                                             " MB weight) back to back, " + fixed(m.weight_reuse_warm_s * 1e3, 3) + " ms: its weight bytes over that time";
     d.sources["weight_reuse_efficiency"] = where + ": the same GEMM's time back to back over its time after other memory was written between calls (a float every 64-byte line), by the bytes written: " + text;
   }
   if (m.weight_reuse_backward_warm_s > 0 && !m.weight_reuse_backward.empty()) {
-    d.weight_reuse_backward_bytes_per_s = m.weight_reuse_bytes / m.weight_reuse_backward_warm_s;
-    d.weight_reuse_backward_efficiency.points.clear();
-    std::string text;
-    for (const auto& [between, seconds] : m.weight_reuse_backward) {
-      d.weight_reuse_backward_efficiency.points.emplace_back(between, std::min(1.0, m.weight_reuse_backward_warm_s / seconds));
-      text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " + fixed(seconds * 1e3, 3) + " ms";
-    }
+    const std::string text = reuse_curve(m.weight_reuse_bytes, m.weight_reuse_backward_warm_s, m.weight_reuse_backward, d.weight_reuse_backward_bytes_per_s,
+                                         d.weight_reuse_backward_efficiency);
     d.sources["weight_reuse_backward_bytes_per_s"] = where + ": that GEMM's backward pair (dX = dY·W^T, dW = X^T·dY) back to back, " +
                                                      fixed(m.weight_reuse_backward_warm_s * 1e3, 3) + " ms: the weight's bytes over that time";
     d.sources["weight_reuse_backward_efficiency"] = where + ": the backward pair's time back to back over its time after other memory was written between calls, by the bytes written: " + text;

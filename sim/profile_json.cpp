@@ -249,32 +249,21 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
   d.softmax_flops_per_s = r.number_or("softmax_flops_per_s", 0, 0);
   d.optimizer_flops_per_s = r.number_or("optimizer_flops_per_s", 0, 0);
-  // The update's rate and its curve come together: one without the other prices nothing.
-  if (r.has("optimizer_bytes_per_s") || r.has("optimizer_memory_efficiency")) {
-    d.optimizer_bytes_per_s = r.positive("optimizer_bytes_per_s");
-    (void)r.required("optimizer_memory_efficiency");
-    d.optimizer_memory_efficiency = read_curve(doc, r.pointer_of("optimizer_memory_efficiency"));
-  } else {
-    r.accept("optimizer_bytes_per_s");
-    r.accept("optimizer_memory_efficiency");
-  }
-  // The same for weights read again out of cache.
-  if (r.has("weight_reuse_bytes_per_s") || r.has("weight_reuse_efficiency")) {
-    d.weight_reuse_bytes_per_s = r.positive("weight_reuse_bytes_per_s");
-    (void)r.required("weight_reuse_efficiency");
-    d.weight_reuse_efficiency = read_curve(doc, r.pointer_of("weight_reuse_efficiency"));
-  } else {
-    r.accept("weight_reuse_bytes_per_s");
-    r.accept("weight_reuse_efficiency");
-  }
-  if (r.has("weight_reuse_backward_bytes_per_s") || r.has("weight_reuse_backward_efficiency")) {
-    d.weight_reuse_backward_bytes_per_s = r.positive("weight_reuse_backward_bytes_per_s");
-    (void)r.required("weight_reuse_backward_efficiency");
-    d.weight_reuse_backward_efficiency = read_curve(doc, r.pointer_of("weight_reuse_backward_efficiency"));
-  } else {
-    r.accept("weight_reuse_backward_bytes_per_s");
-    r.accept("weight_reuse_backward_efficiency");
-  }
+  // A rate and its curve come together: one without the other prices nothing. The optimizer's
+  // update, weights read again out of cache, and the backward's pair out of cache.
+  auto rate_and_curve = [&](const char* rate_key, const char* curve_key, double& rate, EfficiencyCurve& curve) {
+    if (r.has(rate_key) || r.has(curve_key)) {
+      rate = r.positive(rate_key);
+      (void)r.required(curve_key);
+      curve = read_curve(doc, r.pointer_of(curve_key));
+    } else {
+      r.accept(rate_key);
+      r.accept(curve_key);
+    }
+  };
+  rate_and_curve("optimizer_bytes_per_s", "optimizer_memory_efficiency", d.optimizer_bytes_per_s, d.optimizer_memory_efficiency);
+  rate_and_curve("weight_reuse_bytes_per_s", "weight_reuse_efficiency", d.weight_reuse_bytes_per_s, d.weight_reuse_efficiency);
+  rate_and_curve("weight_reuse_backward_bytes_per_s", "weight_reuse_backward_efficiency", d.weight_reuse_backward_bytes_per_s, d.weight_reuse_backward_efficiency);
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
   } else {

@@ -27,6 +27,11 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
   const auto compute = std::find(g.streams.begin(), g.streams.end(), Stream::Compute);
   if (compute == g.streams.end()) return;
   const auto stream = static_cast<std::size_t>(compute - g.streams.begin());
+  // Bundled profiles have no reuse figures: nothing to walk, nothing to allocate.
+  const auto priced = [&](std::int64_t d) { return profile.device(cluster.devices[static_cast<std::size_t>(d)].kind).weight_reuse_bytes_per_s > 0; };
+  bool any = false;
+  for (std::int64_t d = 0; d < g.devices && !any; ++d) any = priced(d);
+  if (!any) return;
   const double optimizer_bytes_per_param = optimizer_bytes_per_parameter(plan.optimizer, plan.precision, plan.grad_dtype);
   // The devices of a node share its last-level cache, and in a step they compute alike: while this
   // device's stream moves a byte, each of the others moves about one too.
@@ -38,8 +43,8 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
   const auto micro_batches = static_cast<std::size_t>(std::max<std::int64_t>(plan.micro_batches, 1));
   std::vector<double> last_out(step.op_work.size() * micro_batches), last_out_gradient(step.op_work.size() * micro_batches);
   for (std::int64_t d = 0; d < g.devices; ++d) {
+    if (!priced(d)) continue;
     const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].kind);
-    if (device.weight_reuse_bytes_per_s <= 0) continue;
     const auto queue = g.queue_of(static_cast<std::size_t>(d) * g.stream_count() + stream);
     std::fill(last.begin(), last.end(), -1.0);
     std::fill(last_gradient.begin(), last_gradient.end(), -1.0);
@@ -71,9 +76,8 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
           const bool backward = p.pass == Pass::Backward;
           // The bytes the pass moves: its own, a backward's weight gradient, and a convolution's
           // patch matrix where the device writes one (im2col: several times the image's bytes).
-          const double pass_bytes = (backward ? w.bwd_bytes + w.weight_elements * static_cast<double>(models::bytes_of(w.dtype)) : w.bytes) +
-                                    patch_matrix_bytes(device, w, backward);
           const double weight_bytes = w.weight_elements * static_cast<double>(models::bytes_of(w.dtype));
+          const double pass_bytes = (backward ? w.bwd_bytes + weight_bytes : w.bytes) + patch_matrix_bytes(device, w, backward);
           // Activations in buffers of their own (exec/kernels.cpp): a matrix product, a convolution or
           // an element-wise operator reads its producer's output and writes its own (forward), reads
           // its output's gradient and writes its producer's (backward; a matrix product also reads the

@@ -196,6 +196,9 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(p.device("chip").weight_reuse_backward_efficiency.at(1e9) == 0.4);
     CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
     CHECK(error_of(make(",\n      \"weight_reuse_bytes_per_s\": 8e9")) == "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_efficiency\"");
+    // The backward's curve without its rate is refused the same way, naming the rate.
+    CHECK(error_of(make(",\n      \"weight_reuse_backward_efficiency\": [[1e6, 1.0]]")) ==
+          "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_backward_bytes_per_s\"");
   }
   SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
     const Profile p = profile_from_json(JsonDocument::parse(
