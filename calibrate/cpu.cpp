@@ -152,9 +152,14 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     for (const double b : options.weight_reuse_between) largest = std::max(largest, b);
     exec::HostVector<float> pool(static_cast<std::size_t>(largest / sizeof(float)) + 16, 0.0f);
     std::size_t at = 0;  // where the next write goes: each call's bytes follow the last call's, round the pool
-    bool backward = false;
+    bool backward = false, pass = false;
+    int warm_operand = -1;  // the memory pass's operand touched again before timing: 0 the input, 1 the output
+    const std::size_t pass_floats = static_cast<std::size_t>(std::max(1.0, options.memory_reuse_bytes / 8));
+    exec::HostVector<float> pass_in(pass_floats, 1.0f / 64), pass_out(pass_floats, 0.0f);
     auto call = [&] {
-      if (!backward) {
+      if (pass) {
+        exec::stream_pass(pass_in.data(), pass_out.data(), pass_floats);
+      } else if (!backward) {
         exec::sgemm(false, false, rows, nn, kk, x.data(), weight.data(), y.data());
       } else {
         exec::sgemm(false, true, rows, kk, nn, y.data(), weight.data(), dx.data());   // dX = dY·Wᵀ
@@ -167,6 +172,17 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
         for (double written = 0; written < between; written += 64) {
           pool[at] += 1.0f;
           at = (at + 16) % pool.size();
+        }
+        // The memory pass meets one operand cold and the other just touched, as the executor's
+        // element-wise passes do (their input just written by its producer, their output last
+        // written a step before; or the other way round): the input read, or the output written,
+        // again before the timed call.
+        if (pass && warm_operand == 0) {
+          float sum = 0;
+          for (std::size_t i = 0; i < pass_floats; i += 16) sum += pass_in[i];
+          pass_out[0] = sum * 0.0f;
+        } else if (pass && warm_operand == 1) {
+          for (std::size_t i = 0; i < pass_floats; i += 16) pass_out[i] = 0.0f;
         }
         const auto t0 = std::chrono::steady_clock::now();
         call();
@@ -184,6 +200,14 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     call();
     m.weight_reuse_backward_warm_s = timed(0);
     for (const double between : options.weight_reuse_between) m.weight_reuse_backward.emplace_back(between, timed(between));
+    pass = true;
+    call();
+    m.memory_reuse_bytes = static_cast<double>(pass_floats) * 8;
+    m.memory_reuse_warm_s = timed(0);
+    warm_operand = 0;  // the output written cold
+    for (const double between : options.weight_reuse_between) m.memory_reuse.emplace_back(between, timed(between));
+    warm_operand = 1;  // the input read cold
+    for (const double between : options.weight_reuse_between) m.memory_reuse_read.emplace_back(between, timed(between));
   }
   {
     float a = 1, b = 1, c = 0;
@@ -325,7 +349,9 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     std::string text;
     for (const auto& [between, seconds] : samples) {
       curve.points.emplace_back(between, std::min(1.0, warm_s / seconds));
-      text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " + fixed(seconds * 1e3, 3) + " ms";
+      // Milliseconds for a GEMM, microseconds for a pass shorter than one.
+      text += std::string(text.empty() ? "" : ", ") + bytes_text(between) + " -> " +
+              (warm_s < 1e-3 ? fixed(seconds * 1e6, 2) + " us" : fixed(seconds * 1e3, 3) + " ms");
     }
     return text;
   };
@@ -342,6 +368,23 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     d.sources["weight_reuse_backward_bytes_per_s"] = where + ": that GEMM's backward pair (dX = dY·W^T, dW = X^T·dY) back to back, " +
                                                      fixed(m.weight_reuse_backward_warm_s * 1e3, 3) + " ms: the weight's bytes over that time";
     d.sources["weight_reuse_backward_efficiency"] = where + ": the backward pair's time back to back over its time after other memory was written between calls, by the bytes written: " + text;
+  }
+  if (m.memory_reuse_warm_s > 0 && !m.memory_reuse.empty() && !m.memory_reuse_read.empty()) {
+    // Back to back, each byte is touched again after the pass's own bytes moved: the warm time is
+    // each curve at that distance (Mattson et al. 1970, as sim/weight_reuse.hpp reads distances).
+    auto from_warm = [&](sim::EfficiencyCurve& curve) {
+      if (m.memory_reuse_bytes < curve.points.front().first) curve.points.insert(curve.points.begin(), {m.memory_reuse_bytes, 1.0});
+    };
+    const std::string written = reuse_curve(m.memory_reuse_bytes, m.memory_reuse_warm_s, m.memory_reuse, d.memory_reuse_bytes_per_s, d.memory_reuse_efficiency);
+    const std::string read =
+        reuse_curve(m.memory_reuse_bytes, m.memory_reuse_warm_s, m.memory_reuse_read, d.memory_reuse_bytes_per_s, d.memory_reuse_read_efficiency);
+    from_warm(d.memory_reuse_efficiency);
+    from_warm(d.memory_reuse_read_efficiency);
+    d.sources["memory_reuse_bytes_per_s"] = where + ": parasim execute's memory-bound kernel moving " + bytes_text(m.memory_reuse_bytes) +
+                                            " (half read, half written) back to back, " + fixed(m.memory_reuse_warm_s * 1e6, 2) + " us: its bytes over that time";
+    const std::string how = ": that pass's time back to back over its time after other memory was written between calls (a float every 64-byte line), ";
+    d.sources["memory_reuse_efficiency"] = where + how + "its input read again just before (the output written cold), by the bytes written: " + written;
+    d.sources["memory_reuse_read_efficiency"] = where + how + "its output written again just before (the input read cold), by the bytes written: " + read;
   }
   // The thin-GEMM factor at each thin dim: the square curve's time for the GEMM's FLOPs over the
   // measured time, averaged over the three orientations (the thin dim as m, n or k: a layer's

@@ -65,6 +65,14 @@ struct CpuOptions {
   std::int64_t weight_reuse_rows = 8, weight_reuse_k = 4608, weight_reuse_n = 512;
   std::vector<double> weight_reuse_between{1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24, 1 << 25, 1 << 26, 1 << 27, 1 << 28};
   int weight_reuse_repeats = 15;
+  /// Activations read again out of cache (sim/weight_reuse.hpp): a pass of the executor's
+  /// memory-bound kernel moving this many bytes (half read, half written: a 128 KiB activation of
+  /// ResNet-18's first stage on 2 images each way), timed back to back and after each of
+  /// `weight_reuse_between` bytes written between calls, one operand then cold and the other read or
+  /// written again just before. It has no arithmetic to hide a miss behind, as the GEMM has: on this
+  /// project's 2-core VM a 512 KiB pass ran 17 us back to back and 36-48 us after one to ten 512³
+  /// GEMMs between.
+  double memory_reuse_bytes = 1 << 18;
   /// Each size is timed until its runs took this long together (at least twice).
   double min_seconds_per_size = 0.05;
 };
@@ -101,6 +109,12 @@ struct CpuMeasurement {
   /// the weight's size), timed together.
   double weight_reuse_backward_warm_s = 0;
   std::vector<std::pair<double, double>> weight_reuse_backward;
+  /// The memory reuse pass (CpuOptions): its bytes moved, its median time back to back, and its
+  /// median time after each count of bytes written between calls (bytes, seconds), its input read
+  /// again before the call (`memory_reuse`: the output cold) or its output written again
+  /// (`memory_reuse_read`: the input cold).
+  double memory_reuse_bytes = 0, memory_reuse_warm_s = 0;
+  std::vector<std::pair<double, double>> memory_reuse, memory_reuse_read;
 };
 
 /// The geometric midpoints (rounded to whole floats each way) of the neighbours of a sweep sorted by

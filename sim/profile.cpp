@@ -65,6 +65,11 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
     names.emplace_back("weight_reuse_backward_bytes_per_s");
     names.emplace_back("weight_reuse_backward_efficiency");
   }
+  if (device.memory_reuse_bytes_per_s > 0) {
+    names.emplace_back("memory_reuse_bytes_per_s");
+    names.emplace_back("memory_reuse_efficiency");
+    names.emplace_back("memory_reuse_read_efficiency");
+  }
   if (!device.interference.none()) names.emplace_back("interference");
   if (device.convolution != "winograd") names.emplace_back("convolution");
   if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");

@@ -100,6 +100,16 @@ struct DeviceProfile {
   /// 0 and empty: a backward pays the forward's price on twice its weight bytes.
   double weight_reuse_backward_bytes_per_s = 0;
   EfficiencyCurve weight_reuse_backward_efficiency;
+  /// Activations read or written again out of cache by a memory-bound pass (sim/weight_reuse.hpp),
+  /// which has no arithmetic to hide a miss behind: the executor's memory-bound kernel over a few
+  /// hundred KiB timed warm, then after N bytes of other memory were written between calls, one
+  /// operand cold and the other touched just before. `memory_reuse_bytes_per_s` is its bytes moved
+  /// over its warm time; `memory_reuse_efficiency` its warm time over its time by N with the output
+  /// cold, `memory_reuse_read_efficiency` with the input cold. An element-wise pass's operand of B
+  /// bytes, written (or read) N bytes after it was last touched, is priced as that pass over 2B
+  /// bytes with it cold. 0 and empty: its operands are priced as a weight's (weight_reuse_*).
+  double memory_reuse_bytes_per_s = 0;
+  EfficiencyCurve memory_reuse_efficiency, memory_reuse_read_efficiency;
   /// How the device's convolution library runs a convolution: "winograd" (cuDNN's and oneDNN's
   /// choice: implicit GEMM, and Winograd F(2×2, 3×3) for an fp32 3×3 stride-1 convolution, where no
   /// tensor core takes fp32) or "im2col-gemm" (the patch matrix written to memory, then one GEMM:

@@ -263,6 +263,15 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   };
   rate_and_curve("optimizer_bytes_per_s", "optimizer_memory_efficiency", d.optimizer_bytes_per_s, d.optimizer_memory_efficiency);
   rate_and_curve("weight_reuse_bytes_per_s", "weight_reuse_efficiency", d.weight_reuse_bytes_per_s, d.weight_reuse_efficiency);
+  rate_and_curve("memory_reuse_bytes_per_s", "memory_reuse_efficiency", d.memory_reuse_bytes_per_s, d.memory_reuse_efficiency);
+  // The memory pass's read curve comes with its rate and its write curve.
+  if (d.memory_reuse_bytes_per_s > 0 || r.has("memory_reuse_read_efficiency")) {
+    (void)r.positive("memory_reuse_bytes_per_s");
+    (void)r.required("memory_reuse_read_efficiency");
+    d.memory_reuse_read_efficiency = read_curve(doc, r.pointer_of("memory_reuse_read_efficiency"));
+  } else {
+    r.accept("memory_reuse_read_efficiency");
+  }
   rate_and_curve("weight_reuse_backward_bytes_per_s", "weight_reuse_backward_efficiency", d.weight_reuse_backward_bytes_per_s, d.weight_reuse_backward_efficiency);
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
@@ -490,6 +499,11 @@ nlohmann::json to_json(const Profile& profile) {
     if (d.weight_reuse_backward_bytes_per_s > 0) {
       devices[name]["weight_reuse_backward_bytes_per_s"] = d.weight_reuse_backward_bytes_per_s;
       devices[name]["weight_reuse_backward_efficiency"] = curve_to_json(d.weight_reuse_backward_efficiency);
+    }
+    if (d.memory_reuse_bytes_per_s > 0) {
+      devices[name]["memory_reuse_bytes_per_s"] = d.memory_reuse_bytes_per_s;
+      devices[name]["memory_reuse_efficiency"] = curve_to_json(d.memory_reuse_efficiency);
+      devices[name]["memory_reuse_read_efficiency"] = curve_to_json(d.memory_reuse_read_efficiency);
     }
     if (!d.gemm_efficiency_by_dtype.empty()) {
       nlohmann::json by = nlohmann::json::object();

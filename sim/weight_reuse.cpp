@@ -13,6 +13,15 @@ double weight_reuse_seconds(const DeviceProfile& device, double weight_bytes, do
   return weight_bytes / device.weight_reuse_bytes_per_s * (1 / device.weight_reuse_efficiency.at(std::max(distance_bytes, 1.0)) - 1);
 }
 
+double memory_reuse_seconds(const DeviceProfile& device, double operand_bytes, double pass_bytes, double distance_bytes, bool written) {
+  const EfficiencyCurve& curve = written ? device.memory_reuse_efficiency : device.memory_reuse_read_efficiency;
+  if (device.memory_reuse_bytes_per_s <= 0 || curve.points.empty() || operand_bytes <= 0) return 0;
+  // The calibration's pass moved its operand's bytes twice over (read and written) with it cold.
+  const double cold = 2 * operand_bytes / (device.memory_reuse_bytes_per_s * curve.at(std::max(distance_bytes, 1.0)));
+  const double warm = streamed_seconds(device.memory_bandwidth_bytes_per_s, device.memory_efficiency, 2 * operand_bytes, std::max(pass_bytes, 1.0));
+  return std::max(0.0, cold - warm);
+}
+
 double weight_gradient_reuse_seconds(const DeviceProfile& device, double weight_bytes, double distance_bytes) {
   if (device.weight_reuse_backward_bytes_per_s <= 0 || device.weight_reuse_backward_efficiency.points.empty())
     return weight_reuse_seconds(device, weight_bytes, distance_bytes);
@@ -89,22 +98,28 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
             const double in = gemm ? (w.convolution ? std::max(mk / std::max(w.conv_window, 1.0), w.gemm_k) : mk) : (backward ? w.bwd_bytes : w.bytes) / 8;
             const double out = gemm ? mn : in;
             const double floats = 4;  // the executor's activations are fp32
-            auto pay = [&](double count, double touched) {
+            // An element-wise pass has no arithmetic to hide a miss behind: where the profile has
+            // figures for it, its operands move at the memory-bound pass's speed at their distance.
+            const bool streamed = elementwise && device.memory_reuse_bytes_per_s > 0;
+            const double priced_bytes = backward ? w.bwd_bytes : w.bytes;  // what the memory curve priced the pass at
+            auto pay = [&](double count, double touched, bool written) {
               if (walk == 1 && touched >= 0) {
-                const double s = weight_reuse_seconds(device, count * floats, sharing * (moved - touched));
+                const double distance = sharing * (moved - touched);
+                const double s = streamed ? memory_reuse_seconds(device, count * floats, priced_bytes, distance, written)
+                                          : weight_reuse_seconds(device, count * floats, distance);
                 if (s > 0) visit(t, k, s);
               }
             };
             const std::size_t own = p.op * micro_batches + mb;
             const std::size_t src = from == SIZE_MAX ? SIZE_MAX : from * micro_batches + mb;
             if (!backward) {
-              if (src != SIZE_MAX) pay(in, last_out[src]);
-              pay(out, last_out[own]);
+              if (src != SIZE_MAX) pay(in, last_out[src], false);
+              pay(out, last_out[own], true);
             } else {
-              pay(out, last_out_gradient[own]);
+              pay(out, last_out_gradient[own], false);
               if (src != SIZE_MAX) {
-                if (gemm && !w.convolution) pay(in, last_out[src]);
-                pay(in, last_out_gradient[src]);
+                if (gemm && !w.convolution) pay(in, last_out[src], false);
+                pay(in, last_out_gradient[src], true);
               }
             }
             const double after = moved + pass_bytes;
@@ -119,7 +134,10 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
               }
             }
           }
-          if (weight_bytes > 0 && last[p.op] >= 0 && walk == 1) {
+          // A matrix product or a convolution reads its whole weight; a memory-bound pass's bytes
+          // (OpWork::bytes) already count what it reads of its weights (an embedding's gather reads
+          // the rows of its tokens, a norm its scale and shift), priced with the pass.
+          if (gemm && weight_bytes > 0 && last[p.op] >= 0 && walk == 1) {
             // The weights are read as a forward reads them; a backward also writes their gradient,
             // last touched by the backward before (or the optimizer), at its own distance.
             double s = weight_reuse_seconds(device, weight_bytes, sharing * (moved - last[p.op]));

@@ -32,6 +32,14 @@ namespace parasim::sim {
 /// beyond its warm price on `device`: weight_bytes / weight_reuse_bytes_per_s · (1 /
 /// weight_reuse_efficiency(distance) − 1); 0 where the profile has no weight reuse figures.
 [[nodiscard]] double weight_reuse_seconds(const DeviceProfile& device, double weight_bytes, double distance_bytes);
+/// The seconds an element-wise pass's operand of B = `operand_bytes`, `written` (or read)
+/// `distance_bytes` after it was last touched, costs beyond the pass's warm price (the memory curve
+/// at the pass's `pass_bytes`): the calibrated pass over 2B bytes with that operand cold, less the
+/// same bytes warm: max(0, 2B / (memory_reuse_bytes_per_s · efficiency(distance)) − 2B /
+/// (memory_bandwidth_bytes_per_s · memory_efficiency(pass_bytes))), efficiency the profile's
+/// memory_reuse_efficiency (written) or memory_reuse_read_efficiency (read). A pass whose memory
+/// curve price is already as slow pays nothing more. 0 where the profile has no memory reuse figures.
+[[nodiscard]] double memory_reuse_seconds(const DeviceProfile& device, double operand_bytes, double pass_bytes, double distance_bytes, bool written);
 /// What a backward's writing the weights' gradient, last touched `distance_bytes` ago, costs beyond
 /// its warm price: the backward pair's price at that distance (weight_reuse_backward_*) less the
 /// weights' read (weight_reuse_seconds), at least 0; without backward figures, as much as the read.

@@ -45,6 +45,12 @@ CpuMeasurement by_hand() {
   m.weight_reuse = {{1 << 20, 1e-3}, {1 << 28, 2.5e-3}};
   m.weight_reuse_backward_warm_s = 2e-3;
   m.weight_reuse_backward = {{1 << 20, 2e-3}, {1 << 28, 4e-3}};
+  // The memory pass: 262,144 B in 2.5 us back to back; its output cold 10 us after 256 MiB written
+  // between calls and 2.5 us after 1 MiB, its input cold 5 us after 256 MiB.
+  m.memory_reuse_bytes = 262144;
+  m.memory_reuse_warm_s = 2.5e-6;
+  m.memory_reuse = {{1 << 20, 2.5e-6}, {1 << 28, 10e-6}};
+  m.memory_reuse_read = {{1 << 20, 2.5e-6}, {1 << 28, 5e-6}};
   m.held_out_gemm = {{{64, 128, 32}, 3e-5}};
   m.held_out_memory = {{96.0 * (1 << 20), 4e-3}};
   return m;
@@ -137,6 +143,12 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
   CHECK_THAT(d.weight_reuse_backward_bytes_per_s, WithinRel(4.718592e9, 1e-12));
   CHECK(d.weight_reuse_backward_efficiency.points == std::vector<std::pair<double, double>>{{1 << 20, 1.0}, {1 << 28, 0.5}});
   CHECK(d.sources.at("weight_reuse_efficiency").find("1 MiB -> 1.000 ms") != std::string::npos);
+  // The memory pass: 262,144 B over 2.5 us, 104.858 GB/s; each curve 1 at its own 256 KiB (back to
+  // back), 1 at 1 MiB, then 2.5/10 = 0.25 written and 2.5/5 = 0.5 read at 256 MiB.
+  CHECK_THAT(d.memory_reuse_bytes_per_s, WithinRel(104.8576e9, 1e-12));
+  CHECK(d.memory_reuse_efficiency.points == std::vector<std::pair<double, double>>{{262144, 1.0}, {1 << 20, 1.0}, {1 << 28, 0.25}});
+  CHECK(d.memory_reuse_read_efficiency.points == std::vector<std::pair<double, double>>{{262144, 1.0}, {1 << 20, 1.0}, {1 << 28, 0.5}});
+  CHECK(d.sources.at("memory_reuse_efficiency").find("256 MiB -> 10.00 us") != std::string::npos);
   // A profile carrying it reads back unchanged (every figure has a source, every curve is valid).
   sim::Profile p = datasheet;
   p.devices["host-cpu"] = d;
@@ -160,7 +172,12 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   o.weight_reuse_n = 32;
   o.weight_reuse_between = {1 << 16, 1 << 20};
   o.weight_reuse_repeats = 3;
+  o.memory_reuse_bytes = 1 << 14;
   const CpuMeasurement m = measure_cpu(o);
+  // The memory pass: 16 KiB moved, timed at both counts with each operand cold.
+  CHECK(m.memory_reuse_bytes == 1 << 14);
+  REQUIRE((m.memory_reuse.size() == 2 && m.memory_reuse_read.size() == 2));
+  CHECK((m.memory_reuse_warm_s > 0 && m.memory_reuse[1].second > 0 && m.memory_reuse_read[0].first == 1 << 16));
   CHECK(m.weight_reuse_bytes == 8192);
   REQUIRE(m.weight_reuse.size() == 2);
   CHECK(m.weight_reuse[1].first == 1 << 20);

@@ -182,7 +182,8 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "p.json:12:7: at /devices/chip/desription: unknown key \"desription\" (did you mean \"description\"?); expected one of "
           "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
           "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
-          "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", "
+          "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", \"memory_reuse_bytes_per_s\", "
+          "\"memory_reuse_efficiency\", \"memory_reuse_read_efficiency\", "
           "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\", \"sources\", "
           "\"weight_reuse_backward_bytes_per_s\", \"weight_reuse_backward_efficiency\", \"weight_reuse_bytes_per_s\" or \"weight_reuse_efficiency\"");
   }
@@ -196,6 +197,16 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(p.device("chip").weight_reuse_backward_efficiency.at(1e9) == 0.4);
     CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
     CHECK(error_of(make(",\n      \"weight_reuse_bytes_per_s\": 8e9")) == "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_efficiency\"");
+    // The memory pass's three figures come together.
+    const Profile q = profile_from_json(JsonDocument::parse(
+        make(",\n      \"memory_reuse_bytes_per_s\": 9e10,\n      \"memory_reuse_efficiency\": [[2.6e5, 1.0], [2.7e8, 0.1]],"
+             "\n      \"memory_reuse_read_efficiency\": [[2.6e5, 1.0], [2.7e8, 0.2]]"),
+        "p.json"));
+    CHECK(q.device("chip").memory_reuse_bytes_per_s == 9e10);
+    CHECK(q.device("chip").memory_reuse_read_efficiency.at(1e9) == 0.2);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(q).dump(), "again.json")) == q);
+    CHECK(error_of(make(",\n      \"memory_reuse_bytes_per_s\": 9e10,\n      \"memory_reuse_efficiency\": [[2.6e5, 1.0]]")) ==
+          "p.json:4:13: at /devices/chip: missing required key \"memory_reuse_read_efficiency\"");
     // The backward's curve without its rate is refused the same way, naming the rate.
     CHECK(error_of(make(",\n      \"weight_reuse_backward_efficiency\": [[1e6, 1.0]]")) ==
           "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_backward_bytes_per_s\"");

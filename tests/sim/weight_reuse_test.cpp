@@ -158,3 +158,72 @@ TEST_CASE("weight reuse: each operand pays for the bytes its device moved since 
     CHECK(s == std::vector<double>(3, 0.0));
   }
 }
+
+namespace {
+
+/// reuse_profile's chip with a memory bandwidth of 4 GB/s at every size, and the memory-bound pass
+/// measured warm at 4 GB/s: written cold at full speed within 4 MB and at a quarter from 16 MB, read
+/// cold at half from 16 MB (log-linear between).
+sim::Profile memory_reuse_profile() {
+  sim::Profile p = reuse_profile();
+  auto& chip = p.devices.at("chip");
+  chip.memory_bandwidth_bytes_per_s = 4e9;
+  chip.memory_reuse_bytes_per_s = 4e9;
+  chip.memory_reuse_efficiency = sim::EfficiencyCurve{{{4e6, 1.0}, {16e6, 0.25}}};
+  chip.memory_reuse_read_efficiency = sim::EfficiencyCurve{{{4e6, 1.0}, {16e6, 0.5}}};
+  return p;
+}
+
+/// one_layer's operator as a memory-bound one (a norm's or an embedding's place): the same bytes,
+/// the same 1,000,000 weights, no matrix product.
+OneLayer memory_bound_layer() {
+  OneLayer c = one_layer(false);
+  c.step.op_work[0].cls = models::OpClass::MemoryBound;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("memory reuse: an element-wise operand is priced as the calibrated pass with it cold", "[sim][weight-reuse]") {
+  const sim::Profile p = memory_reuse_profile();
+  const sim::DeviceProfile& chip = p.device("chip");
+  // 1 MB written 1 GB after it was last touched: the pass over 2 MB with it cold runs at a quarter
+  // of 4 GB/s, 2 ms, against 0.5 ms warm: 1.5 ms more. Read: at half, 1 ms, 0.5 ms more. Within
+  // 4 MB: nothing.
+  CHECK_THAT(sim::memory_reuse_seconds(chip, 1e6, 2e6, 1e9, true), WithinRel(1.5e-3, 1e-12));
+  CHECK_THAT(sim::memory_reuse_seconds(chip, 1e6, 2e6, 1e9, false), WithinRel(0.5e-3, 1e-12));
+  CHECK(sim::memory_reuse_seconds(chip, 1e6, 2e6, 3e6, true) == 0);
+  // A pass the memory curve already prices at a fifth of the bandwidth (64 MB in play) takes 2.5 ms
+  // for those 2 MB warm, slower than cold: nothing more.
+  sim::DeviceProfile slow = chip;
+  slow.memory_efficiency = sim::EfficiencyCurve{{{1e6, 1.0}, {64e6, 0.2}}};
+  CHECK(sim::memory_reuse_seconds(slow, 1e6, 64e6, 1e9, true) == 0);
+  // Without the figures, nothing.
+  CHECK(sim::memory_reuse_seconds(reuse_profile().device("chip"), 1e6, 2e6, 1e9, true) == 0);
+}
+
+TEST_CASE("memory reuse: a memory-bound pass pays for its operands, not for a weight it reads as part of its bytes", "[sim][weight-reuse]") {
+  // The walk of the matrix product's test: its output last touched 40 MB before the forward, its
+  // output gradient 28 MB before the backward (the backward's operand 16 MB / 8 = 2,000,000 floats,
+  // 8 MB), its weight gradient 8 MB before it.
+  SECTION("with the weight figures only") {
+    // Forward: the 4 MB output at half speed, 4 ms. Backward: the 8 MB operand at half speed, 8 ms;
+    // the weight gradient the matrix product paid 4 ms / 3 for is the pass's own bytes: nothing.
+    const std::vector<double> s = prices(memory_bound_layer(), reuse_profile());
+    CHECK_THAT(s[0], WithinRel(4e-3, 1e-12));
+    CHECK_THAT(s[1], WithinRel(8e-3, 1e-12));
+  }
+  SECTION("with the memory pass's figures") {
+    // Forward: the 4 MB output written 40 MB after it was last touched: 8 MB at a quarter of 4 GB/s,
+    // 8 ms, less 2 ms warm: 6 ms. Backward: the 8 MB operand read 28 MB after: 16 MB at half speed,
+    // 8 ms, less 4 ms warm: 4 ms.
+    const std::vector<double> s = prices(memory_bound_layer(), memory_reuse_profile());
+    CHECK_THAT(s[0], WithinRel(6e-3, 1e-12));
+    CHECK_THAT(s[1], WithinRel(4e-3, 1e-12));
+    CHECK(s[2] == 0);
+  }
+  SECTION("a matrix product keeps the weight figures") {
+    const std::vector<double> s = prices(one_layer(false), memory_reuse_profile());
+    CHECK_THAT(s[1], WithinRel(4e-3 + 4e-3 / 3, 1e-12));
+  }
+}
