@@ -16,7 +16,10 @@
 /// matrix passes where the device writes one (patch_matrix_bytes, sim/cost_model.hpp: a 3×3
 /// convolution's patch matrix holds 9 times its image), and the optimizer step's
 /// bytes (sim/cost_model.hpp, optimizer_bytes_per_parameter), which walks the weights in operator
-/// order. The device's profile gives the price by distance (DeviceProfile::weight_reuse_efficiency).
+/// order. The device's profile gives the price by distance (DeviceProfile::weight_reuse_efficiency)
+/// for a matrix product's or a convolution's operands, whose arithmetic hides part of each miss, and
+/// for an element-wise pass's, which has none to hide behind, the executor's memory-bound pass
+/// timed with one operand cold (memory_reuse_*, where the profile has them).
 #include <cstdint>
 #include <functional>
 
