@@ -182,7 +182,8 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     if (d.memory_reuse_bytes_per_s > 0) {
       out << "  memory pass warm (" << bytes_text(m.memory_reuse_bytes) << ")      " << fixed(d.memory_reuse_bytes_per_s / 1e9, 2) << " GB/s, "
           << fixed(m.memory_reuse_warm_s * 1e6, 2) << " us a call\n";
-      print_curve(out, "its speed by bytes written between calls", d.memory_reuse_efficiency, bytes_text);
+      print_curve(out, "its speed by bytes written between calls, its output cold", d.memory_reuse_efficiency, bytes_text);
+      print_curve(out, "the same, its input cold", d.memory_reuse_read_efficiency, bytes_text);
     }
     out << "  per-kernel overhead            " << fixed(d.kernel_launch_overhead_s * 1e6, 3) << " us\n";
     out << "  memory                         " << fixed(d.memory_capacity_bytes / double(1 << 30), 2) << " GiB\n";
