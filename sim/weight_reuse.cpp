@@ -37,7 +37,10 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
   if (compute == g.streams.end()) return;
   const auto stream = static_cast<std::size_t>(compute - g.streams.begin());
   // Bundled profiles have no reuse figures: nothing to walk, nothing to allocate.
-  const auto priced = [&](std::int64_t d) { return profile.device(cluster.devices[static_cast<std::size_t>(d)].kind).weight_reuse_bytes_per_s > 0; };
+  const auto priced = [&](std::int64_t d) {
+    const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].kind);
+    return device.weight_reuse_bytes_per_s > 0 || device.memory_reuse_bytes_per_s > 0;
+  };
   bool any = false;
   for (std::int64_t d = 0; d < g.devices && !any; ++d) any = priced(d);
   if (!any) return;

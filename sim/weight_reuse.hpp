@@ -52,7 +52,7 @@ namespace parasim::sim {
 /// walk standing for the step before (steady state), and calls `visit(task, pass, seconds)` for each
 /// operator pass of the second walk that reads weights out of cache, with `pass` its index in
 /// StepWork::ops and `seconds` what that costs beyond the warm price (a backward reads the weights
-/// and writes their gradient: weight_gradient_reuse_seconds at the gradient's own distance). Devices whose profile has no weight reuse
+/// and writes their gradient: weight_gradient_reuse_seconds at the gradient's own distance). Devices whose profile has neither weight nor memory reuse
 /// figures are skipped. Reads the issue order only, not the durations.
 void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile,
                            const std::function<void(TaskId, std::uint32_t, double)>& visit);

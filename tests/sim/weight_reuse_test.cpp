@@ -221,6 +221,11 @@ TEST_CASE("memory reuse: a memory-bound pass pays for its operands, not for a we
     CHECK_THAT(s[0], WithinRel(6e-3, 1e-12));
     CHECK_THAT(s[1], WithinRel(4e-3, 1e-12));
     CHECK(s[2] == 0);
+    // The memory pass's figures alone price the same: the weight figures play no part here.
+    sim::Profile memory_only = memory_reuse_profile();
+    memory_only.devices.at("chip").weight_reuse_bytes_per_s = 0;
+    memory_only.devices.at("chip").weight_reuse_efficiency = {};
+    CHECK(prices(memory_bound_layer(), memory_only) == s);
   }
   SECTION("a matrix product keeps the weight figures") {
     const std::vector<double> s = prices(one_layer(false), memory_reuse_profile());
