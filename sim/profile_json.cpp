@@ -4,6 +4,7 @@
 #include <array>
 
 #include <cmath>
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -249,30 +250,29 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
     throw r.error("convolution", "found \"" + d.convolution + "\", expected \"winograd\" or \"im2col-gemm\"");
   d.softmax_flops_per_s = r.number_or("softmax_flops_per_s", 0, 0);
   d.optimizer_flops_per_s = r.number_or("optimizer_flops_per_s", 0, 0);
-  // A rate and its curve come together: one without the other prices nothing. The optimizer's
-  // update, weights read again out of cache, and the backward's pair out of cache.
-  auto rate_and_curve = [&](const char* rate_key, const char* curve_key, double& rate, EfficiencyCurve& curve) {
-    if (r.has(rate_key) || r.has(curve_key)) {
-      rate = r.positive(rate_key);
-      (void)r.required(curve_key);
-      curve = read_curve(doc, r.pointer_of(curve_key));
-    } else {
+  // A rate and its curves come together: one without the others prices nothing. The optimizer's
+  // update, weights read again out of cache (the forward and the backward's pair), and the memory
+  // pass out of cache (its output cold, its input cold).
+  auto rate_and_curves = [&](const char* rate_key, double& rate, std::initializer_list<std::pair<const char*, EfficiencyCurve*>> curves) {
+    bool any = r.has(rate_key);
+    for (const auto& [key, curve] : curves) any = any || r.has(key);
+    if (!any) {
       r.accept(rate_key);
-      r.accept(curve_key);
+      for (const auto& [key, curve] : curves) r.accept(key);
+      return;
+    }
+    rate = r.positive(rate_key);
+    for (const auto& [key, curve] : curves) {
+      (void)r.required(key);
+      *curve = read_curve(doc, r.pointer_of(key));
     }
   };
-  rate_and_curve("optimizer_bytes_per_s", "optimizer_memory_efficiency", d.optimizer_bytes_per_s, d.optimizer_memory_efficiency);
-  rate_and_curve("weight_reuse_bytes_per_s", "weight_reuse_efficiency", d.weight_reuse_bytes_per_s, d.weight_reuse_efficiency);
-  rate_and_curve("memory_reuse_bytes_per_s", "memory_reuse_efficiency", d.memory_reuse_bytes_per_s, d.memory_reuse_efficiency);
-  // The memory pass's read curve comes with its rate and its write curve.
-  if (d.memory_reuse_bytes_per_s > 0 || r.has("memory_reuse_read_efficiency")) {
-    (void)r.positive("memory_reuse_bytes_per_s");
-    (void)r.required("memory_reuse_read_efficiency");
-    d.memory_reuse_read_efficiency = read_curve(doc, r.pointer_of("memory_reuse_read_efficiency"));
-  } else {
-    r.accept("memory_reuse_read_efficiency");
-  }
-  rate_and_curve("weight_reuse_backward_bytes_per_s", "weight_reuse_backward_efficiency", d.weight_reuse_backward_bytes_per_s, d.weight_reuse_backward_efficiency);
+  rate_and_curves("optimizer_bytes_per_s", d.optimizer_bytes_per_s, {{"optimizer_memory_efficiency", &d.optimizer_memory_efficiency}});
+  rate_and_curves("weight_reuse_bytes_per_s", d.weight_reuse_bytes_per_s, {{"weight_reuse_efficiency", &d.weight_reuse_efficiency}});
+  rate_and_curves("weight_reuse_backward_bytes_per_s", d.weight_reuse_backward_bytes_per_s,
+                  {{"weight_reuse_backward_efficiency", &d.weight_reuse_backward_efficiency}});
+  rate_and_curves("memory_reuse_bytes_per_s", d.memory_reuse_bytes_per_s,
+                  {{"memory_reuse_efficiency", &d.memory_reuse_efficiency}, {"memory_reuse_read_efficiency", &d.memory_reuse_read_efficiency}});
   if (r.has("interference")) {
     d.interference = read_interference(r.object("interference"));
   } else {
