@@ -115,6 +115,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     }
     shapes.insert(shapes.end(), options.held_out_gemms.begin(), options.held_out_gemms.end());
     std::vector<exec::HostVector<float>> operands;
+    operands.reserve(3 * shapes.size() + 5 * options.thin_dims.size());  // the runs keep pointers into them
     std::vector<std::function<void()>> runs;
     for (const auto& [mm, nn, kk] : shapes) {
       PARASIM_CHECK(mm >= 1 && nn >= 1 && kk >= 1, "GEMM shapes are positive");
@@ -127,7 +128,21 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       float *a = operands[3 * i].data(), *b = operands[3 * i + 1].data(), *c = operands[3 * i + 2].data();
       runs.emplace_back([=] { exec::sgemm(false, false, mm, nn, kk, a, b, c); });
     }
+    // The backward pair of each thin-m GEMM as the executor runs a layer's (exec/kernels.cpp): with
+    // the forward Y = X·W of X d × o and W o × o, dX = dY·Wᵀ, then dW = Xᵀ·dY. Interleaved with the
+    // sweep, so the host's drift falls on it as on the forward GEMMs it is compared with.
+    for (const std::int64_t d : options.thin_dims) {
+      const auto rows = static_cast<std::size_t>(d * o), square = static_cast<std::size_t>(o * o);
+      for (const std::size_t floats : {rows, square, rows, rows, square}) operands.emplace_back(floats, 0.5f);
+      float *x = operands[operands.size() - 5].data(), *w = operands[operands.size() - 4].data(), *dy = operands[operands.size() - 3].data(),
+            *dx = operands[operands.size() - 2].data(), *dw = operands[operands.size() - 1].data();
+      runs.emplace_back([=] {
+        exec::sgemm(false, true, d, o, o, dy, w, dx);
+        exec::sgemm(true, false, o, o, d, x, dy, dw);
+      });
+    }
     const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    for (std::size_t j = 0; j < options.thin_dims.size(); ++j) m.thin_backward.emplace_back(options.thin_dims[j], s[shapes.size() + j]);
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const double flops = 2.0 * static_cast<double>(shapes[i][0]) * static_cast<double>(shapes[i][1]) * static_cast<double>(shapes[i][2]);
       const std::size_t squares = options.gemm_sizes.size(), thin_end = squares + 3 * options.thin_dims.size();
@@ -415,6 +430,26 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     d.sources["gemm_thin_efficiency"] = where + ": cblas_sgemm with one of m, n, k thin and the other two " + std::to_string(m.thin_other) +
                                         ", the square curve's time over the measured, averaged over the three orientations: " + listing_text;
     d.sources["gemm_thin_efficiency_by_dim"] = where + ": the same GEMMs (untransposed), each orientation's own: " + by_dim_text;
+  }
+  // The backward pair's factor at each thin m: the square curve's time for its two GEMMs' FLOPs over
+  // the pair's measured time, at most 1, as the forward's above; the square's 1 at thin_other.
+  if (!m.thin_backward.empty()) {
+    std::vector<Sample> factors;
+    std::string text;
+    for (const auto& [dim, seconds] : m.thin_backward) {
+      const double flops = 2.0 * static_cast<double>(dim) * static_cast<double>(m.thin_other) * static_cast<double>(m.thin_other);
+      const double square_s = 2 * sim::kernel_seconds(d, models::OpClass::Gemm, models::DType::F32, flops, 0, flops, 1);
+      const double factor = std::min(1.0, square_s / seconds);
+      factors.push_back({static_cast<double>(dim), factor});
+      text += (text.empty() ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
+    }
+    d.gemm_thin_backward_efficiency = efficiency_curve(factors, 1.0);
+    if (d.gemm_thin_backward_efficiency.points.back().first < static_cast<double>(m.thin_other)) {
+      d.gemm_thin_backward_efficiency.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
+      text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
+    }
+    d.sources["gemm_thin_backward_efficiency"] = where + ": the backward pair (dX = dY·W^T, dW = X^T·dY) of the thin GEMMs with m thin and n = k = " +
+                                                 std::to_string(m.thin_other) + ", the square curve's time for its two GEMMs over the pair's measured: " + text;
   }
   // Held-out shapes, predicted as the cost model times an executed plan's kernels
   // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.

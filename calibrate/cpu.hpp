@@ -93,6 +93,9 @@ struct CpuMeasurement {
   double memory_capacity_bytes = 0;  ///< physical memory of the machine
   /// Thin GEMMs' median times: (thin dim, seconds with it as m, as n, as k).
   std::vector<std::pair<std::int64_t, std::array<double, 3>>> thin;
+  /// The executor's backward pair (dX = dY·Wᵀ, dW = Xᵀ·dY) of the thin GEMMs with the thin dim as m,
+  /// timed back to back: (thin dim, median seconds of the pair).
+  std::vector<std::pair<std::int64_t, double>> thin_backward;
   std::int64_t thin_other = 1024;  ///< the other two dims of the thin GEMMs
   /// Held-out shapes' median times: GEMMs (m, n, k) and memory passes (bytes).
   std::vector<std::pair<std::array<std::int64_t, 3>, double>> held_out_gemm;

@@ -162,6 +162,8 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
       if (!d.gemm_thin_efficiency_by_dim[o].points.empty())
         print_curve(out, (std::string("  as ") + "mnk"[o] + " (untransposed)").c_str(), d.gemm_thin_efficiency_by_dim[o],
                     [](double x) { return std::to_string(std::llround(x)); });
+    if (!d.gemm_thin_backward_efficiency.points.empty())
+      print_curve(out, "  its backward pair, m thin", d.gemm_thin_backward_efficiency, [](double x) { return std::to_string(std::llround(x)); });
     out << "  memory bandwidth (best pass)   " << fixed(d.memory_bandwidth_bytes_per_s / 1e9, 2) << " GB/s\n";
     print_curve(out, "memory efficiency by bytes moved", d.memory_efficiency, bytes_text);
     out << "  softmax rate                   " << fixed(d.softmax_flops_per_s / 1e9, 2) << " GFLOP/s\n";

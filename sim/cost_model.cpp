@@ -196,7 +196,16 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
   // weight gradients): about twice the forward traffic.
-  if (w.has_backward) c.bwd_s = kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels, min_dim) + patch_bwd_s;
+  // Where the forward's m (its rows: tokens, or a convolution's output pixels) is the thin dim and the
+  // profile timed the backward pair at thin m, the pair's own factor (gemm_thin_backward_efficiency);
+  // else the orientations' average at the smallest dim.
+  const bool thin_rows = w.cls == models::OpClass::Gemm && !device.gemm_thin_backward_efficiency.points.empty() && w.gemm_m > 0 &&
+                         w.gemm_m <= std::min(w.gemm_n, w.gemm_k);
+  if (w.has_backward)
+    c.bwd_s = (thin_rows ? kernel_seconds_at(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels,
+                                             device.gemm_thin_backward_efficiency.at(w.gemm_m))
+                         : kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels, min_dim)) +
+              patch_bwd_s;
   if (w.quantize_bwd_bytes > 0)
     c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);
   return c;

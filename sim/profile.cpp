@@ -74,6 +74,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
   if (device.convolution != "winograd") names.emplace_back("convolution");
   if (!device.gemm_thin_efficiency.points.empty()) names.emplace_back("gemm_thin_efficiency");
   if (!device.gemm_thin_efficiency_by_dim[0].points.empty()) names.emplace_back("gemm_thin_efficiency_by_dim");
+  if (!device.gemm_thin_backward_efficiency.points.empty()) names.emplace_back("gemm_thin_backward_efficiency");
   return names;
 }
 

@@ -60,6 +60,13 @@ struct DeviceProfile {
   /// the whole of B for few rows of A); empty curves: the average above serves. Measured by `parasim
   /// calibrate --backend cpu`.
   std::array<EfficiencyCurve, 3> gemm_thin_efficiency_by_dim;
+  /// The same factor for a layer's backward pair as the executor runs it (dX = dY·Wᵀ, dW = Xᵀ·dY,
+  /// each transposing an operand), by the forward's m where m is the thin dim (a batch of few rows:
+  /// a late convolution's pixels at a small micro-batch): the square curve's time for the pair's
+  /// FLOPs over the pair's measured time. On one 2-core EPYC host the pair of an 8-row GEMM over a
+  /// 1024 × 1024 weight took 1.5–1.7 times its forward, where the orientations' average factor
+  /// priced it at 1.2 times. Empty: the average above serves. Measured by `parasim calibrate --backend cpu`.
+  EfficiencyCurve gemm_thin_backward_efficiency;
   /// A dtype's own GEMM curve where one was measured (an fp8 GEMM reaches a different fraction of its
   /// peak than a bf16 one); `gemm_efficiency` serves the others.
   std::map<models::DType, EfficiencyCurve> gemm_efficiency_by_dtype;

@@ -234,6 +234,12 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   } else {
     r.accept("gemm_thin_efficiency");
   }
+  if (r.has("gemm_thin_backward_efficiency")) {
+    r.required("gemm_thin_backward_efficiency");
+    d.gemm_thin_backward_efficiency = read_curve(doc, r.pointer_of("gemm_thin_backward_efficiency"));
+  } else {
+    r.accept("gemm_thin_backward_efficiency");
+  }
   if (r.has("gemm_thin_efficiency_by_dim")) {
     ObjectReader by = r.object("gemm_thin_efficiency_by_dim");
     for (std::size_t i = 0; i < 3; ++i) {
@@ -487,6 +493,8 @@ nlohmann::json to_json(const Profile& profile) {
       devices[name]["gemm_thin_efficiency_by_dim"] = {{"m", curve_to_json(d.gemm_thin_efficiency_by_dim[0])},
                                                       {"n", curve_to_json(d.gemm_thin_efficiency_by_dim[1])},
                                                       {"k", curve_to_json(d.gemm_thin_efficiency_by_dim[2])}};
+    if (!d.gemm_thin_backward_efficiency.points.empty())
+      devices[name]["gemm_thin_backward_efficiency"] = curve_to_json(d.gemm_thin_backward_efficiency);
     if (d.optimizer_flops_per_s > 0) devices[name]["optimizer_flops_per_s"] = d.optimizer_flops_per_s;
     if (d.optimizer_bytes_per_s > 0) {
       devices[name]["optimizer_bytes_per_s"] = d.optimizer_bytes_per_s;

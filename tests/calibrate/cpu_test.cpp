@@ -35,6 +35,9 @@ CpuMeasurement by_hand() {
   // at twice that as m and as n, four times as k: factors 0.5, 0.5 and 0.25, averaged 0.41667.
   const double square = 16777216.0 / (0.5625 * 80e9) + 0.5e-6;
   m.thin = {{8, {2 * square, 2 * square, 4 * square}}};
+  // The backward pair of the m-thin one, two such GEMMs: measured at four times their square time,
+  // factor 0.25.
+  m.thin_backward = {{8, 8 * square}};
   // The in-place optimizer update: 12 MiB in play at 40 GB/s moved, 192 MiB at 16 GB/s.
   m.optimizer_update = {{12.0 * (1 << 20), 40e9}, {192.0 * (1 << 20), 16e9}};
   // Operands out of cache: an 8 × 512 × 4608 GEMM's 9,437,184-byte weight, 1 ms back to back, 1 ms
@@ -99,6 +102,11 @@ TEST_CASE("calibrate cpu: the fastest GEMM is the peak and the curves are relati
   CHECK(d.gemm_thin_efficiency_by_dim[0].points == Points{{8.0, 0.5}, {1024.0, 1.0}});
   CHECK(d.gemm_thin_efficiency_by_dim[1].points == Points{{8.0, 0.5}, {1024.0, 1.0}});
   CHECK(d.gemm_thin_efficiency_by_dim[2].points == Points{{8.0, 0.25}, {1024.0, 1.0}});
+  // The backward pair's, by thin m: 2 · square / (8 · square) = 0.25, and the square's 1 at 1024.
+  REQUIRE(d.gemm_thin_backward_efficiency.points.size() == 2);
+  CHECK_THAT(d.gemm_thin_backward_efficiency.points[0].second, WithinRel(0.25, 1e-12));
+  CHECK(d.gemm_thin_backward_efficiency.points[1] == std::pair<double, double>{1024.0, 1.0});
+  CHECK(d.sources.at("gemm_thin_backward_efficiency").find("8 -> 0.250, 1024 -> 1 (the square)") != std::string::npos);
   CHECK(sim::gemm_thin_factor(d, 8, 1024, 1024) == 0.5);
   CHECK(sim::gemm_thin_factor(d, 1024, 1024, 8) == 0.25);
   // A square GEMM is not thin: 1024³ is the curve's 2^31 point, 1 of 80 GFLOP/s, thin factor 1.

@@ -2,6 +2,8 @@
 // curve, and fp8 GEMMs with their quantization kernels.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "models/ops.hpp"
 #include "models/resnet.hpp"
 #include "models/transformer.hpp"
@@ -217,4 +219,48 @@ TEST_CASE("cost model: a convolution runs as the device's library runs it, Winog
   const double direct_1x1 = 2.0 * 3136 * 64 * 64, patch_1x1 = 3136.0 * 64 * 4;
   d.memory_efficiency.points = {{1e6, 1.0}, {1.5e6, 0.5}};
   CHECK_THAT(sim::op_cost(d, one).fwd_s, WithinRel(direct_1x1 / 1e12 + 2 * patch_1x1 / 5e10, 1e-12));
+}
+
+TEST_CASE("a GEMM thin in its rows prices its backward pair at the pair's own measured factor", "[sim][cost]") {
+  // An 8 × 1024 × 1024 fp32 layer (m = 8 rows, k = n = 1024): F = 2 · 8 · 1024 · 1024 = 16,777,216
+  // FLOPs forward, 2F backward (dX and dW, two kernels). Its 4 MiB weight and 32 KiB activations
+  // at 1 TB/s take 4.3 µs (twice that backward), less than the arithmetic below.
+  sim::OpWork w;
+  w.cls = models::OpClass::Gemm;
+  w.dtype = models::DType::F32;
+  w.has_backward = true;
+  w.gemm_m = 8;
+  w.gemm_n = w.gemm_k = 1024;
+  w.fwd_flops = w.gemm_flops = 2.0 * 8 * 1024 * 1024;
+  w.bwd_flops = 2 * w.fwd_flops;
+  w.bwd_kernels = 2;
+  w.bytes = 4.0 * (8 * 1024 + 1024 * 1024 + 8 * 1024);
+  w.bwd_bytes = 2 * w.bytes;
+  // A device of 1 TFLOP/s at every size, 1 TB/s, no launch cost; thin factors at 8: the orientations'
+  // average 0.5 and m's own 0.5 (forward), 1 at 1024.
+  sim::DeviceProfile d;
+  d.name = "test";
+  d.peak_flops_per_s = {{models::DType::F32, 1e12}};
+  d.gemm_efficiency.points = {{1, 1.0}};
+  d.memory_bandwidth_bytes_per_s = 1e12;
+  d.memory_efficiency.points = {{1, 1.0}};
+  d.gemm_thin_efficiency.points = {{8, 0.5}, {1024, 1.0}};
+  d.gemm_thin_efficiency_by_dim[0].points = d.gemm_thin_efficiency_by_dim[1].points = d.gemm_thin_efficiency_by_dim[2].points = {{8, 0.5}, {1024, 1.0}};
+  // Without a backward curve the pair runs at the average: 2F / (1 TFLOP/s · 0.5) = 67.1 µs.
+  const double f = 16'777'216.0;
+  CHECK_THAT(sim::op_cost(d, w).bwd_s, WithinRel(2 * f / 0.5e12, 1e-12));
+  // The pair measured at 0.25 of the square curve with m = 8: 2F / 0.25 TFLOP/s = 134.2 µs; the
+  // forward keeps m's factor, F / 0.5 TFLOP/s = 33.6 µs. Halfway to 1024 in log2 (m = 90.5), 0.625.
+  d.gemm_thin_backward_efficiency.points = {{8, 0.25}, {1024, 1.0}};
+  const sim::OpCost c = sim::op_cost(d, w);
+  CHECK_THAT(c.fwd_s, WithinRel(f / 0.5e12, 1e-12));
+  CHECK_THAT(c.bwd_s, WithinRel(2 * f / 0.25e12, 1e-12));
+  sim::OpWork wider = w;
+  wider.gemm_m = std::sqrt(8.0 * 1024);
+  CHECK_THAT(sim::op_cost(d, wider).bwd_s, WithinRel(2 * f / 0.625e12, 1e-12));
+  // Thin in k instead (the rows are 1024): the backward curve is not the pair's; the average serves.
+  sim::OpWork thin_k = w;
+  thin_k.gemm_m = 1024;
+  thin_k.gemm_k = 8;
+  CHECK_THAT(sim::op_cost(d, thin_k).bwd_s, WithinRel(2 * f / 0.5e12, 1e-12));
 }

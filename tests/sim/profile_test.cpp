@@ -181,7 +181,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(error_of(make(",\n      \"desription\": \"x\"")) ==
           "p.json:12:7: at /devices/chip/desription: unknown key \"desription\" (did you mean \"description\"?); expected one of "
           "\"attention_efficiency\", \"convolution\", \"default_inter_link\", \"default_intra_link\", \"description\", \"gemm_efficiency\", "
-          "\"gemm_efficiency_by_dtype\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
+          "\"gemm_efficiency_by_dtype\", \"gemm_thin_backward_efficiency\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", \"memory_reuse_bytes_per_s\", "
           "\"memory_reuse_efficiency\", \"memory_reuse_read_efficiency\", "
           "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\", \"sources\", "
@@ -210,6 +210,12 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     // The backward's curve without its rate is refused the same way, naming the rate.
     CHECK(error_of(make(",\n      \"weight_reuse_backward_efficiency\": [[1e6, 1.0]]")) ==
           "p.json:4:13: at /devices/chip: missing required key \"weight_reuse_backward_bytes_per_s\"");
+  }
+  SECTION("the backward pair's thin-m factor: read back as written") {
+    const Profile p = profile_from_json(JsonDocument::parse(make(",\n      \"gemm_thin_backward_efficiency\": [[8, 0.3], [1024, 1.0]]"), "p.json"));
+    CHECK(p.device("chip").gemm_thin_backward_efficiency.at(8) == 0.3);
+    CHECK(p.device("chip").gemm_thin_backward_efficiency.at(4096) == 1.0);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
   }
   SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
     const Profile p = profile_from_json(JsonDocument::parse(
