@@ -94,7 +94,7 @@ struct CpuMeasurement {
   /// Thin GEMMs' median times: (thin dim, seconds with it as m, as n, as k).
   std::vector<std::pair<std::int64_t, std::array<double, 3>>> thin;
   /// The executor's backward pair (dX = dY·Wᵀ, dW = Xᵀ·dY) of the thin GEMMs with the thin dim as m,
-  /// timed back to back: (thin dim, median seconds of the pair).
+  /// timed in the sweep's interleaved rounds: (thin dim, median seconds of the pair).
   std::vector<std::pair<std::int64_t, double>> thin_backward;
   std::int64_t thin_other = 1024;  ///< the other two dims of the thin GEMMs
   /// Held-out shapes' median times: GEMMs (m, n, k) and memory passes (bytes).
