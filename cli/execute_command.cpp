@@ -223,6 +223,18 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
        << reports::duration_text(f.predicted_s) << " | " << error_text(f.predicted_s, f.measured_s) << " |\n";
     classes.push_back({{"class", f.name}, {"operations", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
   }
+  // Each rank's compute in the median step: the same work on every rank of a data-parallel plan,
+  // and the step waits for the slowest.
+  nlohmann::ordered_json rank_compute = nlohmann::ordered_json::array();
+  if (c.rank_compute_measured_s.size() > 1 && c.rank_compute_predicted_s.size() == c.rank_compute_measured_s.size()) {
+    md << "\nCompute per rank, in the median step (each rank's compute tasks, end − start, summed; the prediction runs every rank of a device kind at one "
+          "speed):\n\n| rank | measured | predicted | error |\n|---:|---:|---:|---:|\n";
+    for (std::size_t k = 0; k < c.rank_compute_measured_s.size(); ++k) {
+      md << "| " << k << " | " << reports::duration_text(c.rank_compute_measured_s[k]) << " | " << reports::duration_text(c.rank_compute_predicted_s[k]) << " | "
+         << error_text(c.rank_compute_predicted_s[k], c.rank_compute_measured_s[k]) << " |\n";
+      rank_compute.push_back({{"rank", k}, {"measured_s", c.rank_compute_measured_s[k]}, {"predicted_s", c.rank_compute_predicted_s[k]}});
+    }
+  }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto& f : c.ops)
     ops.push_back({{"op", f.op}, {"pass", f.pass}, {"class", f.kernel_class}, {"runs", f.count}, {"measured_s", f.measured_s}, {"predicted_s", f.predicted_s}});
@@ -244,6 +256,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"error", c.error()},
               {"classes", classes},
               {"operator_passes", ops}};
+  if (!rank_compute.empty()) out.json["rank_compute"] = rank_compute;
   if (!host.empty()) out.json["host_check"] = host_check_json<nlohmann::ordered_json>(host);
   return out;
 }

@@ -163,7 +163,9 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
       }
     }
     figure("idle compute").measured_s += c.measured_median_s - busy;
+    c.rank_compute_measured_s.push_back(busy);
   }
+  c.rank_compute_predicted_s = predicted_busy;
   auto& idle = figure("idle compute");
   for (const double busy : predicted_busy) idle.predicted_s += c.predicted_s - busy;
   for (const auto& name : names) {

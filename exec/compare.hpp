@@ -43,6 +43,11 @@ struct Comparison {
   double predicted_s = 0;
   std::vector<ClassFigure> classes;  ///< those with any time measured or predicted
   std::vector<OpFigure> ops;         ///< every operator pass run, in the order first met
+  /// Per rank (its device), its compute stream's busy time in the median step: measured (the sum of
+  /// its compute tasks' end − start) and predicted (the sum of their simulated durations). A
+  /// synchronous step waits for the slowest rank; the cost model runs every rank of a device kind at
+  /// one speed, so a spread here is the host's, not the plan's.
+  std::vector<double> rank_compute_measured_s, rank_compute_predicted_s;
   /// (predicted − measured median) / measured median.
   [[nodiscard]] double error() const { return (predicted_s - measured_median_s) / measured_median_s; }
 };

@@ -167,6 +167,25 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
     if (p == "base" || p == "tp2") CHECK(classes.count("all-reduce") == 1);
     if (p == "pp2") CHECK(classes.count("pipeline send") == 1);
     if (p == "zero3") CHECK((classes.count("all-gather") == 1 && classes.count("reduce-scatter") == 1));
+    // Each rank's compute in the median step, measured and predicted, and in report.md: the
+    // measured times are a rank's compute tasks, and the class table's compute classes (the
+    // classes less the collectives, the sends and idle) are their operator passes, which lie
+    // inside them: at most as long, and most of it (between passes only a clock read and a lookup).
+    REQUIRE(j.at("rank_compute").size() == 2);
+    double ranks_busy = 0, classes_busy = 0;
+    for (const auto& rc : j.at("rank_compute")) {
+      CHECK(rc.at("measured_s").get<double>() > 0);
+      CHECK(rc.at("predicted_s").get<double>() > 0);
+      ranks_busy += rc.at("measured_s").get<double>();
+    }
+    for (const auto& c : j.at("classes")) {
+      const std::string name = c.at("class");
+      if (name != "all-reduce" && name != "all-gather" && name != "reduce-scatter" && name != "pipeline send" && name != "idle compute")
+        classes_busy += c.at("measured_s").get<double>();
+    }
+    CHECK(classes_busy <= ranks_busy);
+    CHECK(classes_busy >= 0.8 * ranks_busy);
+    CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("Compute per rank, in the median step"));
   }
 }
 

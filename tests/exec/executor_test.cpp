@@ -110,6 +110,20 @@ TEST_CASE("exec: one device runs every task of its step once a step, each comput
   std::set<std::string> classes;
   for (const auto& f : c.classes) classes.insert(f.name);
   CHECK(classes == std::set<std::string>{"GEMM", "softmax", "elementwise", "optimizer", "idle compute"});
+  // The rank's compute in the median step: its compute tasks' end − start, summed, against their
+  // simulated durations; and its measured idle is the step less that busy time.
+  double busy = 0, simulated = 0;
+  const exec::RankStep& median = r.steps[c.median_step];
+  for (std::size_t k = 0; k < median.task.size(); ++k)
+    if (g.kind[median.task[k]] == sim::TaskKind::Compute) busy += static_cast<double>(median.end_ns[k] - median.start_ns[k]) * 1e-9;
+  for (sim::TaskId t = 0; t < g.task_count(); ++t)
+    if (g.kind[t] == sim::TaskKind::Compute) simulated += static_cast<double>(g.duration_ps[t]) * 1e-12;
+  REQUIRE(c.rank_compute_measured_s.size() == 1);
+  REQUIRE(c.rank_compute_predicted_s.size() == 1);
+  CHECK(c.rank_compute_measured_s[0] == Approx(busy).epsilon(1e-12));
+  CHECK(c.rank_compute_predicted_s[0] == Approx(simulated).epsilon(1e-12));
+  for (const auto& f : c.classes)
+    if (f.name == "idle compute") CHECK(f.measured_s == Approx(c.measured_median_s - busy).epsilon(1e-9));
   // The measured timeline keeps the simulated layout: every task placed, the makespan the median step.
   const sim::Simulation m = exec::measured_simulation(simulation, records, c.median_step);
   CHECK(m.timeline.makespan.seconds() == Approx(c.measured_median_s).epsilon(1e-9));
