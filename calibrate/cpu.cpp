@@ -63,6 +63,16 @@ double gemm_price(const sim::DeviceProfile& d, std::int64_t m, std::int64_t n, s
   return sim::gemm_kernel_seconds(d, models::DType::F32, flops, bytes, flops, 1, static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
 }
 
+/// A thin-GEMM curve closed at the square: a GEMM whose smallest dim is `square` is the square sweep's
+/// square³, factor 1 by definition; without that point the curve would hold its widest thin dim's
+/// factor for every wider GEMM, squares included (EfficiencyCurve::at keeps its last point). The
+/// point is added to `text`, the curve's listing, too.
+void close_at_square(sim::EfficiencyCurve& curve, std::string& text, std::int64_t square) {
+  if (!curve.points.empty() && curve.points.back().first >= static_cast<double>(square)) return;
+  curve.points.emplace_back(static_cast<double>(square), 1.0);
+  text += ", " + std::to_string(square) + " -> 1 (the square)";
+}
+
 /// A memory-bound pass's price: `bytes` moved, no FLOPs counted.
 double memory_price(const sim::DeviceProfile& d, double bytes) {
   return sim::kernel_seconds(d, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1);
@@ -408,15 +418,10 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
     std::vector<ThinGemm> thin;
     for (const auto& [dim, seconds] : m.thin) thin.push_back({dim, seconds});
     // The average over the three orientations, and each orientation's own (the thin dim as m, as n,
-    // as k). A GEMM whose smallest dim is thin_other is the square sweep's thin_other³: factor 1 by
-    // definition; without that point a curve would hold its widest thin dim's factor for every
-    // wider GEMM, squares included (EfficiencyCurve::at keeps its last point).
+    // as k), each closed at the square.
     auto with_square = [&](std::optional<std::size_t> orientation) {
       auto [curve, text] = thin_gemm_curve(d, models::DType::F32, thin, m.thin_other, orientation);
-      if (curve.points.back().first < static_cast<double>(m.thin_other)) {
-        curve.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
-        text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
-      }
+      close_at_square(curve, text, m.thin_other);
       return std::pair{curve, text};
     };
     const auto [curve, listing_text] = with_square(std::nullopt);
@@ -444,10 +449,7 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
       text += (text.empty() ? "" : ", ") + std::to_string(dim) + " -> " + fixed(factor, 3);
     }
     d.gemm_thin_backward_efficiency = efficiency_curve(factors, 1.0);
-    if (d.gemm_thin_backward_efficiency.points.back().first < static_cast<double>(m.thin_other)) {
-      d.gemm_thin_backward_efficiency.points.emplace_back(static_cast<double>(m.thin_other), 1.0);
-      text += ", " + std::to_string(m.thin_other) + " -> 1 (the square)";
-    }
+    close_at_square(d.gemm_thin_backward_efficiency, text, m.thin_other);
     d.sources["gemm_thin_backward_efficiency"] = where + ": the backward pair (dX = dY·W^T, dW = X^T·dY) of the thin GEMMs with m thin and n = k = " +
                                                  std::to_string(m.thin_other) + ", the square curve's time for its two GEMMs over the pair's measured: " + text;
   }

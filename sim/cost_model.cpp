@@ -77,6 +77,12 @@ double gemm_thin_factor(const DeviceProfile& device, double m, double n, double 
   return device.gemm_thin_efficiency.points.empty() ? 1.0 : device.gemm_thin_efficiency.at(smallest);
 }
 
+double gemm_thin_backward_factor(const DeviceProfile& device, double m, double n, double k) {
+  if (!device.gemm_thin_backward_efficiency.points.empty() && m > 0 && m <= std::min(n, k)) return device.gemm_thin_backward_efficiency.at(m);
+  const double smallest = std::min({m, n, k});
+  return smallest > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(smallest) : 1.0;
+}
+
 double gemm_kernel_seconds(const DeviceProfile& device, models::DType dtype, double flops, double bytes, double gemm_flops, int kernels, double m,
                            double n, double k) {
   return kernel_seconds_at(device, models::OpClass::Gemm, dtype, flops, bytes, gemm_flops, kernels, gemm_thin_factor(device, m, n, k));
@@ -180,12 +186,10 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
     patch_fwd_s = im2col_s;
     patch_bwd_s = im2col_s + col2im_s;
   }
-  const double min_dim = w.cls == models::OpClass::Gemm ? std::min({w.gemm_m, w.gemm_n, w.gemm_k}) : 0.0;
   // The forward's GEMMs are untransposed (exec/kernels.cpp): their own orientation's thin factor. The
-  // backward's two (dX = dY·Wᵀ, dW = Xᵀ·dY) transpose an operand each, which the calibration's sweep
-  // does not time: the orientations' average stands for them.
+  // backward's two (dX = dY·Wᵀ, dW = Xᵀ·dY) transpose an operand each: gemm_thin_backward_factor.
   c.fwd_s = (w.cls == models::OpClass::Gemm ? gemm_kernel_seconds(device, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, w.gemm_m, w.gemm_n, w.gemm_k)
-                                            : kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms, min_dim)) +
+                                            : kernel_seconds(device, w.cls, w.dtype, fwd_flops, w.bytes, w.gemm_flops, w.gemms)) +
             patch_fwd_s;
   // A softmax's or cross-entropy's exponentials at the device's measured softmax rate, where it has
   // one (a CPU's, far below its fp32 peak); the backward has none.
@@ -195,16 +199,12 @@ OpCost op_cost(const DeviceProfile& device, const OpWork& w) {
   if (w.quantize_fwd_bytes > 0)
     c.fwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_fwd_bytes, 0, 1);
   // Backward reads the output gradient and the saved inputs and writes the input gradients (and the
-  // weight gradients): about twice the forward traffic.
-  // Where the forward's m (its rows: tokens, or a convolution's output pixels) is the thin dim and the
-  // profile timed the backward pair at thin m, the pair's own factor (gemm_thin_backward_efficiency);
-  // else the orientations' average at the smallest dim.
-  const bool thin_rows = w.cls == models::OpClass::Gemm && !device.gemm_thin_backward_efficiency.points.empty() && w.gemm_m > 0 &&
-                         w.gemm_m <= std::min(w.gemm_n, w.gemm_k);
+  // weight gradients): about twice the forward traffic, at the backward pair's thin factor.
   if (w.has_backward)
-    c.bwd_s = (thin_rows ? kernel_seconds_at(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels,
-                                             device.gemm_thin_backward_efficiency.at(w.gemm_m))
-                         : kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels, min_dim)) +
+    c.bwd_s = (w.cls == models::OpClass::Gemm
+                   ? kernel_seconds_at(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels,
+                                       gemm_thin_backward_factor(device, w.gemm_m, w.gemm_n, w.gemm_k))
+                   : kernel_seconds(device, w.cls, w.dtype, bwd_flops, w.bwd_bytes, w.gemm_flops, w.bwd_kernels)) +
               patch_bwd_s;
   if (w.quantize_bwd_bytes > 0)
     c.bwd_s += kernel_seconds(device, models::OpClass::MemoryBound, models::DType::BF16, 0, w.quantize_bwd_bytes, 0, 1);

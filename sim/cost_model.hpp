@@ -37,6 +37,12 @@ namespace parasim::sim {
 /// them, else the orientations' average at its smallest dim, else 1.
 [[nodiscard]] double gemm_thin_factor(const DeviceProfile& device, double m, double n, double k);
 
+/// The thin-GEMM factor of the backward pair of an m × n × k layer (dX = dY·Wᵀ, dW = Xᵀ·dY, each
+/// transposing an operand): where m (the forward's rows) is the smallest dim and the profile timed
+/// the pair at thin m, the pair's own curve (DeviceProfile::gemm_thin_backward_efficiency); else the
+/// orientations' average at the smallest dim, else 1.
+[[nodiscard]] double gemm_thin_backward_factor(const DeviceProfile& device, double m, double n, double k);
+
 /// Time of one kernel of untransposed m × n × k GEMMs (a layer's forward), as kernel_seconds with the
 /// thin factor of that orientation.
 [[nodiscard]] double gemm_kernel_seconds(const DeviceProfile& device, models::DType dtype, double flops, double bytes, double gemm_flops, int kernels,

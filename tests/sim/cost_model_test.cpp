@@ -263,4 +263,9 @@ TEST_CASE("a GEMM thin in its rows prices its backward pair at the pair's own me
   thin_k.gemm_m = 1024;
   thin_k.gemm_k = 8;
   CHECK_THAT(sim::op_cost(d, thin_k).bwd_s, WithinRel(2 * f / 0.5e12, 1e-12));
+  // The factor itself: the pair's curve at thin rows, the average at another thin dim, 1 on a device
+  // without thin curves.
+  CHECK(sim::gemm_thin_backward_factor(d, 8, 1024, 1024) == 0.25);
+  CHECK(sim::gemm_thin_backward_factor(d, 1024, 1024, 8) == 0.5);
+  CHECK(sim::gemm_thin_backward_factor(sim::DeviceProfile{}, 8, 1024, 1024) == 1.0);
 }
