@@ -713,8 +713,11 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   PendingFile md_file(out_dir / "report.md", [&](std::ostream& o) { o << report.markdown; });
   PendingFile trace_file(out_dir / "trace.json", [&](std::ostream& o) { (void)reports::write_trace(o, measured); });
   PendingFile predicted_file(out_dir / "trace-predicted.json", [&](std::ostream& o) { (void)reports::write_trace(o, simulation); });
-  reports::HtmlExecution execution{report.executed_by, c.measured_step_s, c.measured_median_s, c.predicted_s, {}};
+  reports::HtmlExecution execution{report.executed_by, c.measured_step_s, c.measured_median_s, c.predicted_s, {}, {}, {}};
   for (const auto& f : c.classes) execution.classes.push_back({f.name, f.count, f.measured_s, f.predicted_s});
+  for (const calibrate::HostCheck& h : host) execution.host_check.push_back({h.what, h.measured_s, h.predicted_s});
+  if (c.rank_compute_predicted_s.size() == c.rank_compute_measured_s.size())
+    for (std::size_t k = 0; k < c.rank_compute_measured_s.size(); ++k) execution.rank_compute.push_back({c.rank_compute_measured_s[k], c.rank_compute_predicted_s[k]});
   const std::vector<sim::Result> predicted{simulation.result};
   reports::HtmlReport page;
   page.title = "parasim execute: " + base.name + " (" + args.plan + ")";

@@ -106,6 +106,24 @@ std::string execution_tables(const HtmlExecution& e) {
             duration_text(c.measured_s) + "</td><td>" + duration_text(c.predicted_s) + "</td><td>" + error_text(c.predicted_s, c.measured_s) +
             "</td></tr>\n";
   html += "</tbody>\n</table>\n";
+  if (!e.host_check.empty()) {
+    html += "<p class=\"caption\">Host check, just before the run (each rank's median, the mean over the ranks): how far this host had moved since the profile "
+            "was calibrated, an error the compute predictions share.</p>\n";
+    html += "<table>\n<thead><tr><th>check</th><th>measured</th><th>profile</th><th>error</th></tr></thead>\n<tbody>\n";
+    for (const auto& h : e.host_check)
+      html += "<tr><td>" + escape_html(h.what) + "</td><td>" + duration_text(h.measured_s) + "</td><td>" + duration_text(h.predicted_s) + "</td><td>" +
+              error_text(h.predicted_s, h.measured_s) + "</td></tr>\n";
+    html += "</tbody>\n</table>\n";
+  }
+  if (e.rank_compute.size() > 1) {
+    html += "<p class=\"caption\">Compute per rank, in the median step (each rank's compute tasks, end − start, summed; the prediction runs every rank of a "
+            "device kind at one speed).</p>\n";
+    html += "<table>\n<thead><tr><th>rank</th><th>measured</th><th>predicted</th><th>error</th></tr></thead>\n<tbody>\n";
+    for (std::size_t k = 0; k < e.rank_compute.size(); ++k)
+      html += "<tr><td>" + std::to_string(k) + "</td><td>" + duration_text(e.rank_compute[k].measured_s) + "</td><td>" + duration_text(e.rank_compute[k].predicted_s) +
+              "</td><td>" + error_text(e.rank_compute[k].predicted_s, e.rank_compute[k].measured_s) + "</td></tr>\n";
+    html += "</tbody>\n</table>\n";
+  }
   return html;
 }
 

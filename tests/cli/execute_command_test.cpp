@@ -86,6 +86,9 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
   const std::string html = slurp(dir / "report.html");
   CHECK(html.find("<section id=\"execution\">") != std::string::npos);
   CHECK(html.find("<h1>parasim execute: tiny-gpt-2 (single)</h1>") != std::string::npos);
+  // The host check's table there too, each check named as in report.md; no per-rank table for one rank.
+  for (const auto& h : j.at("host_check")) CHECK(html.find("<tr><td>" + h.at("check").get<std::string>() + "</td>") != std::string::npos);
+  CHECK(html.find("Compute per rank") == std::string::npos);
   const nlohmann::json seen = parasim::testing::check_in_chromium(dir / "report.html", "execute-single", 6);
   if (seen.is_object()) {
     std::vector<std::string> ids;
@@ -186,6 +189,10 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
     CHECK(classes_busy <= ranks_busy);
     CHECK(classes_busy >= 0.8 * ranks_busy);
     CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("Compute per rank, in the median step"));
+    // report.html has the same table: a row per rank.
+    const std::string html = slurp(dir / "o" / "report.html");
+    CHECK(html.find("Compute per rank, in the median step") != std::string::npos);
+    CHECK(html.find("<tr><td>1</td><td>") != std::string::npos);
   }
 }
 

@@ -165,7 +165,9 @@ TEST_CASE("an executed plan's report.html renders measured against predicted in 
   report.measured_timeline = reports::pipeline_timeline(predicted);
   report.execution = reports::HtmlExecution{"Executed by <script>window.parasimInjected=6</script>", {0.012, 0.011, 0.013}, 0.012, 0.010,
                                             {{"GEMM", 8, 0.008, 0.007}, {"all-reduce</script><script>window.parasimInjected=7</script>", 2, 0.003, 0.002},
-                                             {"idle compute", 0, 0.001, 0.001}}};
+                                             {"idle compute", 0, 0.001, 0.001}},
+                                            {{"64 MiB memory pass<script>window.parasimInjected=8</script>", 0.006, 0.005}},
+                                            {{0.011, 0.010}, {0.012, 0.010}}};
   const auto page = testing::html_artefact_dir() / "execute.html";
   std::ofstream(page, std::ios::binary) << reports::render_html(report);
   const nlohmann::json seen = testing::check_in_chromium(page, "execute", 6);
