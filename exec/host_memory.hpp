@@ -43,6 +43,11 @@ void release_host(void* p, std::size_t bytes) noexcept;
 /// in page by page and unmapped every step on both ranks (strace: one mmap and munmap of 33,783,808
 /// bytes a step a rank). On this project's 2-core VM that all-reduce took 44.7-47.1 ms and the step
 /// 108.9-118.2 ms; with freed memory kept, 28.7-35.3 ms and 95.2-98.2 ms (docs/validation.md).
+/// Every thread takes its blocks from the main arena (M_ARENA_MAX 1): a thread's own arena holds no
+/// block above 64 MiB, and glibc maps such a block apart and unmaps it on free even with M_MMAP_MAX
+/// 0. GPT's 67.7 MB gradient bucket under DP 2, all-reduced on a stream thread, took 134-166 ms in
+/// six runs so; from the main arena, 75.5 ms (and a polled 64 MiB all-reduce 51-58 ms from the
+/// main thread, where calibrate times it).
 /// Returns false where the C library has no such setting (the call then changes nothing).
 bool keep_freed_memory();
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "exec/host_memory.hpp"
 
@@ -72,23 +73,36 @@ TEST_CASE("exec: a large host buffer is on huge pages where the kernel gives the
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 namespace {
 
-/// In a child process (the setting is the whole process's): malloc a 48 MiB block, touch it and free
-/// it. Exit code bit 0: the block was mapped on its own (mallinfo2's hblkhd, the bytes in such
-/// mappings, grew by the block); bit 1: after the free, the arenas still hold it (fordblks, their
-/// free bytes, are at least the block). keep_freed_memory's failure, or its words not saying so, exits 4.
-int block_fate(bool keep) {
+/// In a child process (the setting is the whole process's): malloc a block of `mib` MiB, touch it and
+/// free it, on the main thread or on a thread of its own (as the executor's stream threads, and the
+/// MPI library's scratch blocks on them, do). Exit code bit 0: the block was mapped on its own
+/// (mallinfo2's hblkhd, the bytes in such mappings, grew by the block, or its address is outside
+/// every arena's heap: the pages were gone again after the free); bit 1: after the free, the arenas
+/// still hold it (fordblks, their free bytes summed over the arenas, are at least the block).
+/// keep_freed_memory's failure, or its words not saying so, exits 4.
+int block_fate(bool keep, bool on_thread = false, std::size_t mib = 48) {
   const pid_t child = ::fork();
   if (child == 0) {
     if (keep && (!exec::keep_freed_memory() || exec::freed_memory() != "freed memory kept for reuse")) ::_exit(4);
-    constexpr std::size_t kBlock = std::size_t{48} << 20;
-    const struct mallinfo2 before = ::mallinfo2();
-    void* p = std::malloc(kBlock);
-    if (p == nullptr) ::_exit(8);
-    std::memset(p, 1, kBlock);
-    const bool mapped = ::mallinfo2().hblkhd >= before.hblkhd + kBlock;
-    std::free(p);
-    const bool kept = ::mallinfo2().fordblks >= kBlock;
-    ::_exit((mapped ? 1 : 0) | (kept ? 2 : 0));
+    const std::size_t block = mib << 20;
+    int code = 8;
+    auto run = [&] {
+      const struct mallinfo2 before = ::mallinfo2();
+      void* p = std::malloc(block);
+      if (p == nullptr) return;
+      std::memset(p, 1, block);
+      const bool mapped = ::mallinfo2().hblkhd >= before.hblkhd + block;
+      std::free(p);
+      const bool kept = ::mallinfo2().fordblks >= block;
+      code = (mapped ? 1 : 0) | (kept ? 2 : 0);
+    };
+    if (on_thread) {
+      std::thread t(run);
+      t.join();
+    } else {
+      run();
+    }
+    ::_exit(code);
   }
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -104,5 +118,11 @@ TEST_CASE("exec: with freed memory kept, a large block comes from the arenas and
   // Kept (M_MMAP_MAX 0, M_TRIM_THRESHOLD at its largest): the heap serves it, and the free leaves it
   // in the heap's free space for the next request: kept, not mapped.
   CHECK(block_fate(true) == 2);
+  // On a thread of its own, 80 MiB: a thread's arena grows by heaps of at most 64 MiB (glibc's
+  // HEAP_MAX_SIZE, twice the 32 MiB largest mmap threshold on 64-bit), so no such heap holds it,
+  // and glibc maps it apart and unmaps it on free whatever M_MMAP_MAX says (GPT's 67.7 MB gradient
+  // bucket's scratch block under DP 2, every step). Kept (M_ARENA_MAX 1 too), the thread takes it
+  // from the main arena's heap, which keeps it.
+  CHECK(block_fate(true, true, 80) == 2);
 }
 #endif
