@@ -94,6 +94,16 @@ struct InterferenceMeasurement {
 };
 [[nodiscard]] std::variant<InterferenceMeasurement, Unavailable> measure_interference(const InterferenceOptions& options = {});
 
+/// How far apart the ranks run the same work at once (`parasim calibrate --backend mpi`): each round
+/// every rank times the same block of the executor's kernels, started together; `slowest_over_mean`
+/// is the rounds' summed slowest time over their summed mean time (at least 1).
+struct RankSpreadMeasurement {
+  int ranks = 0, rounds = 0;
+  double block_s = 0;  ///< the mean time of one rank's block
+  double slowest_over_mean = 1;
+  std::string block_text;  ///< what the block runs, for the profile's source
+};
+
 /// One rank's mean times in an interference measurement (InterferenceMeasurement's four).
 struct RankInterference {
   double gemm_alone_s = 0, gemm_beside_s = 0, collective_alone_s = 0, collective_beside_s = 0;

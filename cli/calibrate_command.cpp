@@ -276,6 +276,10 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     std::vector<calibrate::InterferenceMeasurement> beside;
     for (const auto test : {calibrate::NcclTest::AllReduce, calibrate::NcclTest::AllGather, calibrate::NcclTest::ReduceScatter, calibrate::NcclTest::SendRecv})
       for (const double mib : {1, 4, 16, 64}) beside.push_back(session.interference(test, 512, mib * double(1 << 20), blas_threads));
+    // How far apart the ranks run the same work at once: a step of ranks in step runs at the slower
+    // one's pace. On this project's 2-core host two ranks' compute in the same step, the same work
+    // on each, was 1.5-30% apart, the slower rank not the same from run to run (docs/validation.md).
+    const calibrate::RankSpreadMeasurement spread = session.rank_spread(blas_threads);
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
         calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (" + log.timing + "; " + exec::freed_memory() + "), by `parasim calibrate --backend mpi`");
@@ -337,6 +341,14 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
           << "  compute " << fixed(d.interference.compute_at(k, m.collective_bytes), 3) << ", the collective "
           << fixed(d.interference.communication_at(k, m.collective_bytes), 3) << "\n";
     }
+    sim::DeviceProfile& spread_device = profile.devices[device];
+    spread_device.rank_spread = {spread.ranks, spread.slowest_over_mean};
+    spread_device.sources["rank_spread"] = "measured by `parasim calibrate --backend mpi` on " + std::to_string(spread.ranks) + " ranks (" + log.device +
+                                           "): every rank timed the same block (" + spread.block_text + ", " + fixed(spread.block_s * 1e3, 1) +
+                                           " ms on average), all started together, " + std::to_string(spread.rounds) +
+                                           " rounds; the rounds' summed slowest time over their summed mean time";
+    out << "  rank spread (" << device << ")      the slowest of " << spread.ranks << " ranks took " << fixed(spread.slowest_over_mean, 3)
+        << " times their mean over " << spread.rounds << " rounds of the same " << fixed(spread.block_s * 1e3, 1) << " ms block\n";
   } else if (a.backend == "loader") {
     if (a.data.empty()) throw InputError("<command line>", 0, 0, "", "--backend loader needs --data DIR: a dataset (parasim data synth writes one)");
     calibrate::LoaderCalibrationOptions o;

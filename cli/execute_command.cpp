@@ -228,7 +228,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   nlohmann::ordered_json rank_compute = nlohmann::ordered_json::array();
   if (c.rank_compute_measured_s.size() > 1 && c.rank_compute_predicted_s.size() == c.rank_compute_measured_s.size()) {
     md << "\nCompute per rank, in the median step (each rank's compute tasks, end − start, summed; the prediction runs every rank of a device kind at one "
-          "speed):\n\n| rank | measured | predicted | error |\n|---:|---:|---:|---:|\n";
+          "speed, the slowest rank's where the profile measured how far apart its ranks run):\n\n| rank | measured | predicted | error |\n|---:|---:|---:|---:|\n";
     for (std::size_t k = 0; k < c.rank_compute_measured_s.size(); ++k) {
       md << "| " << k << " | " << reports::duration_text(c.rank_compute_measured_s[k]) << " | " << reports::duration_text(c.rank_compute_predicted_s[k]) << " | "
          << error_text(c.rank_compute_predicted_s[k], c.rank_compute_measured_s[k]) << " |\n";

@@ -91,4 +91,9 @@ calibrate::InterferenceMeasurement Session::interference(calibrate::NcclTest tes
   return backend_->interference(test, gemm_n, bytes, blas_threads);
 }
 
+calibrate::RankSpreadMeasurement Session::rank_spread(int blas_threads) const {
+  PARASIM_CHECK(active_ && blas_threads >= 1, "a rank spread measurement runs under MPI");
+  return backend_->rank_spread(blas_threads);
+}
+
 }  // namespace parasim::mpi

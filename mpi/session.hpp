@@ -94,6 +94,12 @@ class Session {
   /// averaged over the ranks; the same on every rank). Precondition: active().
   [[nodiscard]] calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const;
 
+  /// `parasim calibrate --backend mpi`: how far apart the ranks run the same work at once — every
+  /// rank times the same block of the executor's kernels (sgemms of 512³ on `blas_threads` threads and
+  /// memory-bound passes over 64 MiB), all started together, round after round; the same on every
+  /// rank. Precondition: active().
+  [[nodiscard]] calibrate::RankSpreadMeasurement rank_spread(int blas_threads) const;
+
  private:
   bool active_ = false;
   int rank_ = 0;

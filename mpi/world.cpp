@@ -390,6 +390,46 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   return m;
 }
 
+calibrate::RankSpreadMeasurement World::rank_spread(int blas_threads) const {
+  // A block of a step's kinds of work, as the executor runs them: sgemms of 512³ and memory-bound
+  // passes over 64 MiB buffers (exec/kernels.hpp), about 40 ms on one core of this project's 2-core
+  // host, the scale of a ResNet-18 rank's compute between its gradient buckets. Every round starts
+  // on every rank at once (a barrier) and each rank times its own block; a step's collectives wait
+  // for the slowest rank, so the rounds' summed slowest time over their summed mean is what a step
+  // of ranks in step pays over one rank's speed.
+  constexpr std::int64_t kGemmN = 512;
+  constexpr int kGemms = 6, kPasses = 2, kRounds = 21;
+  constexpr std::size_t kPassFloats = std::size_t{16} << 20;  // 64 MiB
+  calibrate::RankSpreadMeasurement m;
+  m.ranks = size_;
+  m.rounds = kRounds;
+  m.block_text = std::to_string(kGemms) + " fp32 cblas_sgemm of " + std::to_string(kGemmN) + "^3 on " + std::to_string(blas_threads) +
+                 (blas_threads == 1 ? " thread" : " threads") + " and " + std::to_string(kPasses) + " memory-bound passes over 64 MiB";
+  const auto n = static_cast<std::size_t>(kGemmN);
+  exec::HostVector<float> a(n * n, 1.0f / 64), b(n * n, 1.0f / 64), c(n * n, 0.0f), x(kPassFloats, 1.0f / 64), y(kPassFloats, 0.0f);
+  exec::set_blas_threads(blas_threads);
+  auto block = [&] {
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < kGemms; ++k) exec::sgemm(false, false, kGemmN, kGemmN, kGemmN, a.data(), b.data(), c.data());
+    for (int k = 0; k < kPasses; ++k) exec::stream_pass(k % 2 == 0 ? x.data() : y.data(), k % 2 == 0 ? y.data() : x.data(), kPassFloats);
+    return MPI_Wtime() - t0;
+  };
+  MPI_Barrier(MPI_COMM_WORLD);
+  (void)block();  // pages touched, the BLAS warmed
+  double slowest_sum = 0, mean_sum = 0;
+  std::vector<double> all(static_cast<std::size_t>(size_));
+  for (int round = 0; round < kRounds; ++round) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double mine = block();
+    MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    slowest_sum += *std::max_element(all.begin(), all.end());
+    mean_sum += mean_of(all);
+  }
+  m.block_s = mean_sum / kRounds;
+  m.slowest_over_mean = std::max(1.0, slowest_sum / mean_sum);
+  return m;
+}
+
 }  // namespace parasim::mpi
 
 namespace {

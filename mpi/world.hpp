@@ -24,6 +24,7 @@ class World final : public Backend {
   void gather_from_clients(const float* mine, std::size_t count, float* all) const override;  // execute_transport.cpp
   [[nodiscard]] calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const override;
   [[nodiscard]] calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const override;
+  [[nodiscard]] calibrate::RankSpreadMeasurement rank_spread(int blas_threads) const override;
 
  private:
   int rank_ = 0;

@@ -117,7 +117,7 @@ std::string execution_tables(const HtmlExecution& e) {
   }
   if (e.rank_compute.size() > 1) {
     html += "<p class=\"caption\">Compute per rank, in the median step (each rank's compute tasks, end − start, summed; the prediction runs every rank of a "
-            "device kind at one speed).</p>\n";
+            "device kind at one speed, the slowest rank's where the profile measured how far apart its ranks run).</p>\n";
     html += "<table>\n<thead><tr><th>rank</th><th>measured</th><th>predicted</th><th>error</th></tr></thead>\n<tbody>\n";
     for (std::size_t k = 0; k < e.rank_compute.size(); ++k)
       html += "<tr><td>" + std::to_string(k) + "</td><td>" + duration_text(e.rank_compute[k].measured_s) + "</td><td>" + duration_text(e.rank_compute[k].predicted_s) +

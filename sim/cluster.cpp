@@ -326,6 +326,16 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
     first_node += g.nodes;
   }
   for (const StragglerSpec& st : spec.stragglers) c.devices[static_cast<std::size_t>(st.device)].speed_factor *= st.speed_factor;
+  // Ranks in step run at the slower one's pace: where the device kind's profile measured how far
+  // apart its ranks run the same work (DeviceProfile::rank_spread), every device of a cluster of two
+  // or more runs that much slower. The expected slowest of n ranks whose speeds scatter by σ is
+  // μ(1 + σ·e_n), e_2 = 1/√π (Tippett 1925, the expected largest of n standard normals); the factor
+  // is measured at the calibration's rank count and applied as measured.
+  if (c.devices.size() >= 2)
+    for (Device& d : c.devices) {
+      const double slowest = profile.device(d.kind).rank_spread.slowest_over_mean;
+      if (slowest > 1) d.speed_factor /= slowest;
+    }
   c.intra_kind = spec.intra_node.kind;
   c.inter_kind = spec.inter_node.kind;
   const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;

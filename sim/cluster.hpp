@@ -34,7 +34,7 @@ struct Device {
   std::int64_t id = 0;
   std::int64_t node = 0;
   std::string kind;  ///< device profile name
-  double speed_factor = 1;  ///< 1 = the profile's speed; 0.5 = a straggler twice as slow
+  double speed_factor = 1;  ///< 1 = the profile's speed; 0.5 = a straggler twice as slow; includes the profile's rank spread (DeviceProfile::rank_spread) in a cluster of two or more
   bool operator==(const Device&) const = default;
 };
 

@@ -52,6 +52,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
                         "memory_efficiency", "kernel_launch_overhead_s"})
     names.emplace_back(n);
   if (device.softmax_flops_per_s > 0) names.emplace_back("softmax_flops_per_s");
+  if (device.rank_spread.ranks > 0) names.emplace_back("rank_spread");
   if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
   if (device.optimizer_bytes_per_s > 0) {
     names.emplace_back("optimizer_bytes_per_s");

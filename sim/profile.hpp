@@ -125,6 +125,17 @@ struct DeviceProfile {
   /// What compute and collectives keep of their speed while they overlap on this device, by
   /// collective kind (sim/interference.hpp); 1 where the profile says nothing (overlap is free).
   InterferenceRates interference;
+  /// How far apart `ranks` devices of this kind run the same work at once: the slowest one's time
+  /// over the mean of their times, averaged over rounds (`parasim calibrate --backend mpi` times a
+  /// block of the executor's kernels on every rank at once, round after round). A step whose ranks
+  /// wait for each other (every collective, every send) runs at the slower rank's pace, so
+  /// build_cluster slows every device of a cluster of two or more by this factor (sim/cluster.hpp).
+  /// ranks 0: not measured (a GPU's datasheet profile), no slowdown.
+  struct RankSpread {
+    std::int64_t ranks = 0;
+    double slowest_over_mean = 1;
+    bool operator==(const RankSpread&) const = default;
+  } rank_spread;
   std::string default_intra_link;  ///< link profile used inside a node unless the scenario says otherwise
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from

@@ -284,6 +284,17 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   } else {
     r.accept("interference");
   }
+  if (r.has("rank_spread")) {
+    ObjectReader spread = r.object("rank_spread");
+    d.rank_spread.ranks = spread.integer("ranks", 2);
+    d.rank_spread.slowest_over_mean = spread.number("slowest_over_mean", 1);
+    if (d.rank_spread.slowest_over_mean > 10)
+      throw spread.error("slowest_over_mean", "found " + std::to_string(d.rank_spread.slowest_over_mean) +
+                                                  ", expected at most 10 (the slowest rank's time over the ranks' mean)");
+    spread.finish();
+  } else {
+    r.accept("rank_spread");
+  }
   d.default_intra_link = r.string_or("default_intra_link", "");
   d.default_inter_link = r.string_or("default_inter_link", "");
   d.sources = read_sources(r, figure_names(d));
@@ -487,6 +498,8 @@ nlohmann::json to_json(const Profile& profile) {
         {"sources", sources_to_json(d.sources)},
     };
     if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
+    if (d.rank_spread.ranks > 0)
+      devices[name]["rank_spread"] = {{"ranks", d.rank_spread.ranks}, {"slowest_over_mean", d.rank_spread.slowest_over_mean}};
     if (d.convolution != "winograd") devices[name]["convolution"] = d.convolution;
     if (!d.gemm_thin_efficiency.points.empty()) devices[name]["gemm_thin_efficiency"] = curve_to_json(d.gemm_thin_efficiency);
     if (!d.gemm_thin_efficiency_by_dim[0].points.empty())

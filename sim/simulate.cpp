@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/format.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine/interference_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
@@ -134,6 +135,14 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
         LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
   r.shared_links = s.links.shared_links;
   r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
+  // The profile's rank spread, where build_cluster applied it (sim/cluster.cpp): said once.
+  if (cluster.devices.size() >= 2) {
+    const DeviceProfile::RankSpread& spread = profile.device(cluster.devices.front().kind).rank_spread;
+    if (spread.slowest_over_mean > 1)
+      r.notes.push_back("Every device computes " + format_number(round_to_digits(spread.slowest_over_mean, 4)) + " times slower than its profile's rates: the slowest of " +
+                        std::to_string(spread.ranks) + " " + cluster.devices.front().kind +
+                        " ranks running the same work at once took that over their mean (the profile's rank_spread), and ranks in step wait for the slowest.");
+  }
   if (backend == Backend::Analytical && options.replicate_data_parallel && !s.step.replica_shortcut && plan.dp() > 1)
     r.notes.push_back("Every data-parallel replica is simulated: the replicas differ in their devices or links (a straggler, another "
                       "device kind, or a tensor, pipeline or expert group that crosses a node, switch or site boundary in one "

@@ -161,6 +161,15 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
                                          Catch::Matchers::Contains(", the collective "));
   const auto& cpu = profile.at("devices").at("host-cpu");
   CHECK(cpu.contains("interference") == cpu.at("sources").contains("interference"));
+  // The ranks' spread: two ranks, the slowest at least their mean (the rounds' sums), with its source
+  // and its line in the output.
+  REQUIRE(cpu.contains("rank_spread"));
+  CHECK(cpu.at("rank_spread").at("ranks") == 2);
+  CHECK(cpu.at("rank_spread").at("slowest_over_mean").get<double>() >= 1.0);
+  CHECK_THAT(cpu.at("sources").at("rank_spread").get<std::string>(),
+             Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 ranks (") &&
+                 Catch::Matchers::Contains("all started together, 21 rounds"));
+  CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains("\n  rank spread (host-cpu)      the slowest of 2 ranks took "));
   if (cpu.contains("interference")) {
     CHECK_THAT(cpu.at("sources").at("interference").get<std::string>(),
                Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 x MPI ranks on "));

@@ -55,6 +55,32 @@ TEST_CASE("build_cluster: DGX A100 nodes", "[sim][cluster]") {
   CHECK(c.rail_optimized);
 }
 
+TEST_CASE("build_cluster: a device kind's measured rank spread slows every device of a cluster of two or more", "[sim][cluster]") {
+  // host-cpu with the slowest of two ranks 1.08 times their mean (what calibrate --backend mpi
+  // writes): two ranks run at 1/1.08 of the profile's speed, a straggler's factor on top of that; one
+  // rank alone at the profile's speed; a kind without the measurement (the datasheet's) as before.
+  Profile profile = datasheet_profile();
+  profile.devices["host-cpu"].rank_spread = {2, 1.08};
+  ClusterSpec spec;
+  spec.device = "host-cpu";
+  spec.nodes = 1;
+  spec.devices_per_node = 2;
+  spec.intra_node.link = "shm";
+  REQUIRE(!check_cluster_spec(spec, profile));
+  Cluster c = build_cluster(spec, profile);
+  REQUIRE(c.devices.size() == 2);
+  CHECK_THAT(c.devices[0].speed_factor, WithinRel(1 / 1.08, 1e-12));
+  CHECK_THAT(c.devices[1].speed_factor, WithinRel(1 / 1.08, 1e-12));
+  spec.stragglers = {StragglerSpec{1, 0.5}};
+  c = build_cluster(spec, profile);
+  CHECK_THAT(c.devices[1].speed_factor, WithinRel(0.5 / 1.08, 1e-12));
+  spec.stragglers.clear();
+  spec.devices_per_node = 1;
+  CHECK(build_cluster(spec, profile).devices[0].speed_factor == 1.0);
+  spec.devices_per_node = 2;
+  CHECK(build_cluster(spec, datasheet_profile()).devices[1].speed_factor == 1.0);
+}
+
 TEST_CASE("build_cluster: PCIe V100 shares one NIC among eight GPUs", "[sim][cluster]") {
   const Cluster c = build_cluster(preset("pcie-v100", 4), datasheet_profile());
   CHECK(c.intra_kind == IntraNodeKind::PCIe);

@@ -184,7 +184,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"gemm_efficiency_by_dtype\", \"gemm_thin_backward_efficiency\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", \"memory_reuse_bytes_per_s\", "
           "\"memory_reuse_efficiency\", \"memory_reuse_read_efficiency\", "
-          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"softmax_flops_per_s\", \"sources\", "
+          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"rank_spread\", \"softmax_flops_per_s\", \"sources\", "
           "\"weight_reuse_backward_bytes_per_s\", \"weight_reuse_backward_efficiency\", \"weight_reuse_bytes_per_s\" or \"weight_reuse_efficiency\"");
   }
   SECTION("operands out of cache: each rate with its curve, read back as written") {
@@ -216,6 +216,14 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(p.device("chip").gemm_thin_backward_efficiency.at(8) == 0.3);
     CHECK(p.device("chip").gemm_thin_backward_efficiency.at(4096) == 1.0);
     CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+  }
+  SECTION("the ranks' measured spread: read back as written; a slowest rank faster than the mean refused") {
+    const Profile p = profile_from_json(JsonDocument::parse(make(",\n      \"rank_spread\": {\"ranks\": 2, \"slowest_over_mean\": 1.07}"), "p.json"));
+    CHECK(p.device("chip").rank_spread.ranks == 2);
+    CHECK(p.device("chip").rank_spread.slowest_over_mean == 1.07);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK_THAT(error_of(make(",\n      \"rank_spread\": {\"ranks\": 2, \"slowest_over_mean\": 0.9}")),
+               Catch::Matchers::Contains("at /devices/chip/rank_spread/slowest_over_mean") && Catch::Matchers::Contains("0.9"));
   }
   SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
     const Profile p = profile_from_json(JsonDocument::parse(

@@ -100,6 +100,30 @@ TEST_CASE("A100 and H100 nodes in one data-parallel job run at the A100s' pace",
   CHECK(mixed.per_device[8].breakdown.idle_s > mixed.per_device[0].breakdown.idle_s);
 }
 
+TEST_CASE("a profile's rank spread runs every device of a multi-device step at the slowest rank's pace, and says so", "[sim][topology][straggler]") {
+  // The A100 with a measured rank spread of 1.25 (the slowest of 2 ranks running the same work took
+  // 1.25 times their mean): build_cluster divides every device's speed by 1.25, so the step equals
+  // that of the same cluster with every speed factor set to 1 / 1.25 = 0.8 by hand, and its notes
+  // name the factor once. One device alone keeps the profile's speed, and no note.
+  sim::Profile profile = sim::datasheet_profile();
+  profile.devices["a100-80gb"].rank_spread = {2, 1.25};
+  sim::ClusterSpec spec = *sim::cluster_preset("dgx-a100");
+  spec.nodes = 1;
+  const sim::Result spread = step(sim::build_cluster(spec, profile), profile, plan(2, 1, 4));
+  sim::Cluster by_hand = sim::build_cluster(spec, sim::datasheet_profile());
+  for (auto& d : by_hand.devices) d.speed_factor = 0.8;
+  const sim::Result slow = step(by_hand, sim::datasheet_profile(), plan(2, 1, 4));
+  CHECK_THAT(spread.step_time_s, WithinRel(slow.step_time_s, 1e-12));
+  CHECK(std::count_if(spread.notes.begin(), spread.notes.end(), [](const std::string& n) {
+          return n.rfind("Every device computes 1.25 times slower than its profile's rates: the slowest of 2 a100-80gb ranks", 0) == 0;
+        }) == 1);
+  spec.devices_per_node = 1;
+  const sim::Result alone = step(sim::build_cluster(spec, profile), profile, plan(1, 1, 1));
+  const sim::Result alone_datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(1, 1, 1));
+  CHECK(alone.step_time_s == alone_datasheet.step_time_s);
+  CHECK(std::none_of(alone.notes.begin(), alone.notes.end(), [](const std::string& n) { return n.rfind("Every device computes", 0) == 0; }));
+}
+
 TEST_CASE("changing any topology field changes the result, or the result says it has no effect", "[sim][topology][notes]") {
   const auto& profile = sim::datasheet_profile();
   struct Change {
