@@ -46,7 +46,8 @@ struct Comparison {
   /// Per rank (its device), its compute stream's busy time in the median step: measured (the sum of
   /// its compute tasks' end − start) and predicted (the sum of their simulated durations). A
   /// synchronous step waits for the slowest rank; the cost model runs every rank of a device kind at
-  /// one speed, so a spread here is the host's, not the plan's.
+  /// one speed (the slowest rank's where the profile measured the ranks' spread), so a spread here is
+  /// the host's, not the plan's.
   std::vector<double> rank_compute_measured_s, rank_compute_predicted_s;
   /// (predicted − measured median) / measured median.
   [[nodiscard]] double error() const { return (predicted_s - measured_median_s) / measured_median_s; }

@@ -24,10 +24,9 @@ bool keep_freed_memory() {
 #if defined(__GLIBC__)
   // mallopt(3): M_MMAP_MAX 0 serves every request from the heap; M_TRIM_THRESHOLD, the free space at
   // a heap's top before malloc gives it back, at its largest; M_ARENA_MAX 1, every thread from the
-  // main arena's heap. A thread's own arena grows by heaps of at most 64 MiB, each mapped apart, and
-  // glibc unmaps a heap once all of it is free whatever the trim threshold (malloc/arena.c,
-  // heap_trim): a block of tens of MB that a stream thread asks for and frees every step came back
-  // on fresh pages every time (see the header). mallopt returns 1 on success.
+  // main arena's heap. A thread's own arena grows by heaps of at most 64 MiB (HEAP_MAX_SIZE), so a
+  // larger block a stream thread asks for is mapped apart whatever M_MMAP_MAX says, and unmapped on
+  // free: it came back on fresh pages every step (see the header). mallopt returns 1 on success.
   const bool kept = ::mallopt(M_MMAP_MAX, 0) == 1 && ::mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1 && ::mallopt(M_ARENA_MAX, 1) == 1;
   if (kept) g_kept = true;
   return kept;

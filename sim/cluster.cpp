@@ -305,6 +305,10 @@ std::optional<ClusterProblem> check_cluster_spec(const ClusterSpec& spec, const 
   return std::nullopt;
 }
 
+double rank_spread_slowdown(const DeviceProfile& device, std::size_t devices) {
+  return devices >= 2 ? std::max(1.0, device.rank_spread.slowest_over_mean) : 1.0;
+}
+
 Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   if (auto problem = check_cluster_spec(spec, profile))
     PARASIM_CHECK(false, "build_cluster on an unchecked spec: at " + problem->pointer + ": " + problem->message);
@@ -331,11 +335,7 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   // or more runs that much slower. The expected slowest of n ranks whose speeds scatter by σ is
   // μ(1 + σ·e_n), e_2 = 1/√π (Tippett 1925, the expected largest of n standard normals); the factor
   // is measured at the calibration's rank count and applied as measured.
-  if (c.devices.size() >= 2)
-    for (Device& d : c.devices) {
-      const double slowest = profile.device(d.kind).rank_spread.slowest_over_mean;
-      if (slowest > 1) d.speed_factor /= slowest;
-    }
+  for (Device& d : c.devices) d.speed_factor /= rank_spread_slowdown(profile.device(d.kind), c.devices.size());
   c.intra_kind = spec.intra_node.kind;
   c.inter_kind = spec.inter_node.kind;
   const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;

@@ -112,6 +112,11 @@ struct ClusterProblem {
 /// Precondition: check_cluster_spec found nothing.
 [[nodiscard]] Cluster build_cluster(const ClusterSpec& spec, const Profile& profile);
 
+/// What build_cluster divides a device's speed by for its kind's measured rank spread
+/// (DeviceProfile::rank_spread) in a cluster of `devices`: the slowest rank's time over the mean
+/// where the kind has one and the cluster has two devices or more, else 1.
+[[nodiscard]] double rank_spread_slowdown(const DeviceProfile& device, std::size_t devices);
+
 /// Named cluster presets ("dgx-a100", "dgx-h100", "pcie-v100", "tpu-v4-pod", ...), for the
 /// scenario's "cluster": {"preset": ...}; each sets every field of the spec but `nodes` (torus
 /// presets set `torus_ndims`, so their dims follow from the node count).

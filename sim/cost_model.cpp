@@ -55,12 +55,20 @@ double memory_pass_seconds(const DeviceProfile& device, double moved, double in_
 
 }  // namespace
 
+namespace {
+
+/// The thin factor averaged over the orientations at a GEMM's smallest dim; 1 without a curve (or a dim).
+double average_thin_factor(const DeviceProfile& device, double smallest) {
+  return smallest > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(smallest) : 1.0;
+}
+
+}  // namespace
+
 double kernel_seconds(const DeviceProfile& device, models::OpClass cls, models::DType dtype, double flops, double bytes, double gemm_flops,
                       int kernels, double gemm_min_dim) {
   // A thin GEMM (one of m, n, k small) reaches less of the peak than a square one of the same
   // FLOPs: its blocking wastes the register tile and its packing is amortised over fewer FLOPs.
-  const double thin = gemm_min_dim > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(gemm_min_dim) : 1.0;
-  return kernel_seconds_at(device, cls, dtype, flops, bytes, gemm_flops, kernels, thin);
+  return kernel_seconds_at(device, cls, dtype, flops, bytes, gemm_flops, kernels, average_thin_factor(device, gemm_min_dim));
 }
 
 double patch_matrix_bytes(const DeviceProfile& device, const OpWork& w, bool backward) {
@@ -74,13 +82,12 @@ double gemm_thin_factor(const DeviceProfile& device, double m, double n, double 
   if (!(smallest > 0)) return 1.0;
   const std::size_t dim = m == smallest ? 0 : n == smallest ? 1 : 2;
   if (!device.gemm_thin_efficiency_by_dim[dim].points.empty()) return device.gemm_thin_efficiency_by_dim[dim].at(smallest);
-  return device.gemm_thin_efficiency.points.empty() ? 1.0 : device.gemm_thin_efficiency.at(smallest);
+  return average_thin_factor(device, smallest);
 }
 
 double gemm_thin_backward_factor(const DeviceProfile& device, double m, double n, double k) {
   if (!device.gemm_thin_backward_efficiency.points.empty() && m > 0 && m <= std::min(n, k)) return device.gemm_thin_backward_efficiency.at(m);
-  const double smallest = std::min({m, n, k});
-  return smallest > 0 && !device.gemm_thin_efficiency.points.empty() ? device.gemm_thin_efficiency.at(smallest) : 1.0;
+  return average_thin_factor(device, std::min({m, n, k}));
 }
 
 double gemm_kernel_seconds(const DeviceProfile& device, models::DType dtype, double flops, double bytes, double gemm_flops, int kernels, double m,

@@ -136,11 +136,12 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   r.shared_links = s.links.shared_links;
   r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
   // The profile's rank spread, where build_cluster applied it (sim/cluster.cpp): said once.
-  if (cluster.devices.size() >= 2) {
-    const DeviceProfile::RankSpread& spread = profile.device(cluster.devices.front().kind).rank_spread;
-    if (spread.slowest_over_mean > 1)
-      r.notes.push_back("Every device computes " + format_number(round_to_digits(spread.slowest_over_mean, 4)) + " times slower than its profile's rates: the slowest of " +
-                        std::to_string(spread.ranks) + " " + cluster.devices.front().kind +
+  if (!cluster.devices.empty()) {
+    const DeviceProfile& first = profile.device(cluster.devices.front().kind);
+    const double slowdown = rank_spread_slowdown(first, cluster.devices.size());
+    if (slowdown > 1)
+      r.notes.push_back("Every device computes " + format_number(round_to_digits(slowdown, 4)) + " times slower than its profile's rates: the slowest of " +
+                        std::to_string(first.rank_spread.ranks) + " " + cluster.devices.front().kind +
                         " ranks running the same work at once took that over their mean (the profile's rank_spread), and ranks in step wait for the slowest.");
   }
   if (backend == Backend::Analytical && options.replicate_data_parallel && !s.step.replica_shortcut && plan.dp() > 1)
