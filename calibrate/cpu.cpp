@@ -101,6 +101,7 @@ bool on_cache_edge(double bytes, double last_level_cache_bytes) {
 }
 
 CpuMeasurement measure_cpu(const CpuOptions& options) {
+  PARASIM_CHECK(!options.in_step || options.refinements == 0, "a sweep in step with other ranks has no refinements (CpuOptions::in_step)");
   CpuMeasurement m;
   m.cpu = source_text(cpu_model());
   m.blas = exec::blas_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
@@ -151,7 +152,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
         exec::sgemm(true, false, o, o, d, x, dy, dw);
       });
     }
-    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step);
     for (std::size_t j = 0; j < options.thin_dims.size(); ++j) m.thin_backward.emplace_back(options.thin_dims[j], s[shapes.size() + j]);
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       const double flops = 2.0 * static_cast<double>(shapes[i][0]) * static_cast<double>(shapes[i][1]) * static_cast<double>(shapes[i][2]);
@@ -194,6 +195,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
     auto timed = [&](double between) {
       std::vector<double> times;
       for (int r = 0; r < options.weight_reuse_repeats; ++r) {
+        if (options.in_step) options.in_step();
         for (double written = 0; written < between; written += 64) {
           pool[at] += 1.0f;
           at = (at + 16) % pool.size();
@@ -249,7 +251,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       exec::stream_pass(bytes, scratch);  // first touch
       runs.emplace_back([bytes, &scratch] { exec::stream_pass(bytes, scratch); });
     }
-    return interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    return interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step);
   };
   {
     // Held-out passes stay off the last level cache's edge (options.held_out_memory_bytes).
@@ -288,14 +290,14 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
   {
     const double bytes = options.softmax_elements * 8;
     exec::softmax_pass(bytes, 1024, scratch);
-    const double s = median_seconds([&] { exec::softmax_pass(bytes, 1024, scratch); }, 5, options.min_seconds_per_size);
+    const double s = median_seconds([&] { exec::softmax_pass(bytes, 1024, scratch); }, 5, options.min_seconds_per_size, options.in_step);
     m.softmax_flops_per_s = options.softmax_flops_per_element * options.softmax_elements / s;
   }
   {
     const auto n = static_cast<std::size_t>(std::max(1.0, options.optimizer_parameters));
     exec::HostVector<float> state(4 * n, 1.0f / 64);
     float* p = state.data();
-    const double s = median_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 5, options.min_seconds_per_size);
+    const double s = median_seconds([&] { exec::adam_update(p, p + n, p + 2 * n, p + 3 * n, n); }, 5, options.min_seconds_per_size, options.in_step);
     m.optimizer_flops_per_s = 12.0 * static_cast<double>(n) / s;
   }
   {
@@ -314,7 +316,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       counts.push_back(static_cast<std::size_t>(std::max(1.0, bytes / 12)));
       runs.emplace_back([p, g, v, n = counts.back()] { exec::momentum_update(p, g, v, n); });
     }
-    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size);
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step);
     for (std::size_t i = 0; i < counts.size(); ++i)
       m.optimizer_update.push_back({12.0 * static_cast<double>(counts[i]), 20.0 * static_cast<double>(counts[i]) / s[i]});
   }
@@ -454,7 +456,9 @@ sim::DeviceProfile calibrated_cpu(const sim::DeviceProfile& base, const CpuMeasu
                                                  std::to_string(m.thin_other) + ", the square curve's time for its two GEMMs over the pair's measured: " + text;
   }
   // Held-out shapes, predicted as the cost model times an executed plan's kernels
-  // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product.
+  // (sim/cost_model.hpp, kernel_seconds): a GEMM reads its operands and writes its product. A
+  // calibrated base's checks were of its own figures, which these replace.
+  d.held_out.clear();
   for (const auto& [shape, s] : m.held_out_gemm) {
     const auto [mm, nn, kk] = shape;
     d.held_out.push_back({"gemm", std::to_string(mm) + "x" + std::to_string(nn) + "x" + std::to_string(kk), s, gemm_price(d, mm, nn, kk)});

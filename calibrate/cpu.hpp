@@ -75,6 +75,13 @@ struct CpuOptions {
   double memory_reuse_bytes = 1 << 18;
   /// Each size is timed until its runs took this long together (at least twice).
   double min_seconds_per_size = 0.05;
+  /// Called, untimed, before each size's turn in a sweep (and each repeat of the weight reuse
+  /// timings): `parasim calibrate --backend mpi` passes a barrier of its ranks, so that every rank of
+  /// the host times the same kernel at the same moment and the curves are the host's with all of its
+  /// ranks running (DeviceProfile::shared_host). It must be called as often on every rank, so a
+  /// sweep measured with it sets `refinements` to 0 (where the memory curve is refined follows each
+  /// rank's own rates). Empty: the sweep runs alone.
+  std::function<void()> in_step;
 };
 
 struct CpuMeasurement {

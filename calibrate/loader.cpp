@@ -149,7 +149,7 @@ sim::LoaderProfile calibrate_loader(const std::string& dir, const LoaderCalibrat
   sim::Cluster host;
   host.nodes = 1;
   host.devices_per_node = 4;
-  for (std::int64_t d = 0; d < 4; ++d) host.devices.push_back({d, 0, "host-cpu", 1});
+  for (std::int64_t d = 0; d < 4; ++d) host.devices.push_back({d, 0, "host-cpu", 1, ""});
   const std::int64_t samples = std::min<std::int64_t>(ds.size(), 4096);
   double stored = 0;
   for (std::int64_t i = 0; i < samples; ++i) stored += ds.stored_bytes(i);

@@ -50,12 +50,14 @@ double best_seconds(const std::function<void()>& run, int min_repeats, double mi
   return best;
 }
 
-std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s) {
+std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s,
+                                       const std::function<void()>& in_step) {
   using Clock = std::chrono::steady_clock;
   PARASIM_CHECK(rounds >= 1, "at least one round");
   std::vector<std::vector<double>> times(runs.size());
   for (int r = 0; r < rounds; ++r)
     for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (in_step) in_step();
       // One untimed run first: the runs before it in the round have evicted its operands from the
       // caches, and only a round's first run would find them cold, so a run timed once or twice a
       // round would have a cold median and one timed many times a warm one.
@@ -76,10 +78,13 @@ std::vector<double> interleaved_medians(std::span<const std::function<void()>> r
   return medians;
 }
 
-double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s) {
+double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s, const std::function<void()>& in_step) {
   using Clock = std::chrono::steady_clock;
   std::vector<double> times;
   double total = 0;
+  // Once, not before each run: how many runs make min_total_s differs from rank to rank, and a
+  // barrier each must be called as often on every rank.
+  if (in_step) in_step();
   for (int k = 0; k < min_repeats || total < min_total_s; ++k) {
     const auto t0 = Clock::now();
     run();

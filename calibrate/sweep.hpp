@@ -55,14 +55,17 @@ struct ThinGemm {
 
 /// The median wall time of `run`, in seconds, over at least `min_repeats` runs and until the runs
 /// together took at least `min_total_s` (how a step's kernels are measured: the typical run, not the
-/// luckiest).
-[[nodiscard]] double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s);
+/// luckiest). `in_step`, where given, is called once before the runs (CpuOptions::in_step).
+[[nodiscard]] double median_seconds(const std::function<void()>& run, int min_repeats, double min_total_s, const std::function<void()>& in_step = {});
 
 /// The median wall time of each of `runs`, timed in `rounds` rounds: each round times every run in
 /// turn, after one untimed run (its operands back in the caches), until its runs in that round took
 /// `min_total_s / rounds` (at least once), and a run's median is over all its rounds. Interleaved so a drift of the machine's speed (another process,
 /// the clock) falls on every size alike, not on the sizes measured last: the held-out checks of a
-/// calibration compare sizes measured in one sweep.
-[[nodiscard]] std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s);
+/// calibration compare sizes measured in one sweep. `in_step`, where given, is called before each
+/// run's turn in a round (before its untimed run), untimed, rounds × runs times whatever the times: under `calibrate --backend mpi` a
+/// barrier, so every rank of the host times the same kernel at the same moment (CpuOptions::in_step).
+[[nodiscard]] std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s,
+                                                      const std::function<void()>& in_step = {});
 
 }  // namespace parasim::calibrate

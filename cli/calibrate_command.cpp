@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -33,6 +34,7 @@
 #include "reports/html.hpp"
 #include "sim/cluster.hpp"
 #include "sim/collectives.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 
 namespace parasim::cli {
@@ -280,6 +282,20 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
     // one's pace. On this project's 2-core host two ranks' compute in the same step, the same work
     // on each, was 1.5-30% apart, the slower rank not the same from run to run (docs/validation.md).
     const calibrate::RankSpreadMeasurement spread = session.rank_spread(blas_threads);
+    // The kernels' curves with every rank of a host running them at once, a barrier before each
+    // size: the ranks of one host share its memory bandwidth and last level cache, and on this
+    // project's 2-core host a 64 MiB pass moved 11.8 GB/s alone and 6.9 on each of two ranks at
+    // once (sim/profile.hpp, DeviceProfile::shared_host). Rank 0's sweep is kept; the rank spread
+    // above says how far the others are from it.
+    const std::int64_t ranks_per_host = log.hosts > 0 ? log.ranks / log.hosts : 1;
+    std::optional<calibrate::CpuMeasurement> together;
+    if (ranks_per_host >= 2) {
+      calibrate::CpuOptions options;
+      options.threads = static_cast<unsigned>(blas_threads);
+      options.refinements = 0;
+      options.in_step = [&session] { session.barrier(); };
+      together = calibrate::measure_cpu(options);
+    }
     if (session.rank() != 0) return 0;  // rank 0 alone fits, prints and writes
     sim::LinkProfile& l = profile.links[a.link] =
         calibrate::calibrated_link(base_link, log, "--backend mpi", "MPI_Iallreduce polled to completion, as parasim execute runs it (" + log.timing + "; " + exec::freed_memory() + "), by `parasim calibrate --backend mpi`");
@@ -349,6 +365,40 @@ int calibrate(const CalibrateArgs& a, std::ostream& out, std::ostream& err) {
                                            " rounds; the rounds' summed slowest time over their summed mean time";
     out << "  rank spread (" << device << ")      the slowest of " << spread.ranks << " ranks took " << fixed(spread.slowest_over_mean, 3)
         << " times their mean over " << spread.rounds << " rounds of the same " << fixed(spread.block_s * 1e3, 1) << " ms block\n";
+    if (together) {
+      // A device entry of its own, the alone entry's figures re-measured: every figure the CPU
+      // calibration measures, with the host's ranks running each kernel at the same moment.
+      const std::string shared_name = device + "@" + std::to_string(ranks_per_host);
+      sim::DeviceProfile shared = calibrate::calibrated_cpu(profile.devices[device], *together);
+      shared.name = shared_name;
+      shared.shared_host = {};
+      shared.description += "; with " + std::to_string(ranks_per_host) + " ranks of one host running each kernel at the same moment";
+      const std::string alone = "measured by `parasim calibrate --backend cpu`";
+      const std::string at_once = "measured by `parasim calibrate --backend mpi` with " + std::to_string(ranks_per_host) +
+                                  " ranks of one host running each kernel at the same moment (a barrier before each size; rank 0's times)";
+      for (auto& [figure, source] : shared.sources)
+        for (std::size_t at = source.find(alone); at != std::string::npos; at = source.find(alone, at + at_once.size())) source.replace(at, alone.size(), at_once);
+      const sim::DeviceProfile& s = profile.devices[shared_name] = shared;
+      sim::DeviceProfile& d2 = profile.devices[device];
+      d2.shared_host = {ranks_per_host, shared_name};
+      d2.sources["shared_host"] = "measured by `parasim calibrate --backend mpi` on " + std::to_string(log.ranks) + " ranks (" + log.device +
+                                  "): the device entry \"" + shared_name + "\" holds this device's figures re-measured with " +
+                                  std::to_string(ranks_per_host) + " ranks of one host running each kernel at the same moment";
+      const double alone_peak = d2.peak_flops_per_s.at(models::DType::F32), shared_peak = s.peak_flops_per_s.at(models::DType::F32);
+      out << "  " << ranks_per_host << " ranks of a host at once (" << shared_name << "), each rank's speed:\n";
+      out << "    fp32 peak (fastest sgemm)    " << fixed(shared_peak / 1e9, 2) << " GFLOP/s (alone " << fixed(alone_peak / 1e9, 2) << ")\n";
+      for (const double bytes : {double(1 << 20), double(16 << 20), double(256 << 20)})
+        out << "    memory pass " << std::left << std::setw(17) << bytes_text(bytes) << std::right
+            << fixed(bytes / sim::kernel_seconds(s, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1) / 1e9, 2) << " GB/s (alone "
+            << fixed(bytes / sim::kernel_seconds(d2, models::OpClass::MemoryBound, models::DType::F32, 0, bytes, 0, 1) / 1e9, 2) << ")\n";
+      if (!s.gemm_thin_backward_efficiency.points.empty() && !d2.gemm_thin_backward_efficiency.points.empty())
+        out << "    thin backward pair factor at 8 rows " << fixed(s.gemm_thin_backward_efficiency.at(8), 3) << " (alone "
+            << fixed(d2.gemm_thin_backward_efficiency.at(8), 3) << ")\n";
+      out << "    held-out shapes (median measured, predicted from these figures, error):\n";
+      for (const auto& c : s.held_out)
+        out << "      " << (c.kernel == "gemm" ? "sgemm " : "memory pass ") << c.shape << ": " << fixed(c.measured_s * 1e6, 1) << " us, "
+            << fixed(c.predicted_s * 1e6, 1) << " us, " << reports::change_percent(c.predicted_s, c.measured_s) << "\n";
+    }
   } else if (a.backend == "loader") {
     if (a.data.empty()) throw InputError("<command line>", 0, 0, "", "--backend loader needs --data DIR: a dataset (parasim data synth writes one)");
     calibrate::LoaderCalibrationOptions o;

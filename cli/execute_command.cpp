@@ -31,6 +31,7 @@
 #include "reports/format.hpp"
 #include "reports/html.hpp"
 #include "reports/html_timeline.hpp"
+#include "reports/markdown.hpp"
 #include "reports/trace.hpp"
 #include "calibrate/cpu.hpp"
 #include "calibrate/from_execution.hpp"
@@ -228,12 +229,18 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
   nlohmann::ordered_json rank_compute = nlohmann::ordered_json::array();
   if (c.rank_compute_measured_s.size() > 1 && c.rank_compute_predicted_s.size() == c.rank_compute_measured_s.size()) {
     md << "\nCompute per rank, in the median step (each rank's compute tasks, end − start, summed; the prediction runs every rank of a device kind at one "
-          "speed, the slowest rank's where the profile measured how far apart its ranks run):\n\n| rank | measured | predicted | error |\n|---:|---:|---:|---:|\n";
+          "speed, the slowest rank's where the profile measured how far apart its ranks run, and with the host's ranks running at once where it measured that):\n\n| rank | measured | predicted | error |\n|---:|---:|---:|---:|\n";
     for (std::size_t k = 0; k < c.rank_compute_measured_s.size(); ++k) {
       md << "| " << k << " | " << reports::duration_text(c.rank_compute_measured_s[k]) << " | " << reports::duration_text(c.rank_compute_predicted_s[k]) << " | "
          << error_text(c.rank_compute_predicted_s[k], c.rank_compute_measured_s[k]) << " |\n";
       rank_compute.push_back({{"rank", k}, {"measured_s", c.rank_compute_measured_s[k]}, {"predicted_s", c.rank_compute_predicted_s[k]}});
     }
+  }
+  // What the prediction says of itself: among others, which profile entry priced the devices where
+  // the host's ranks were measured running at once, and the ranks' spread (sim/simulate.cpp).
+  if (!r.notes.empty()) {
+    md << "\nNotes on the prediction:\n\n";
+    for (const std::string& n : r.notes) md << "- " << reports::escape_markdown(n) << "\n";
   }
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto& f : c.ops)
@@ -257,6 +264,7 @@ Report report_of(const exec::Comparison& c, const scenarios::Scenario& s, const 
               {"classes", classes},
               {"operator_passes", ops}};
   if (!rank_compute.empty()) out.json["rank_compute"] = rank_compute;
+  if (!r.notes.empty()) out.json["prediction_notes"] = r.notes;
   if (!host.empty()) out.json["host_check"] = host_check_json<nlohmann::ordered_json>(host);
   return out;
 }
@@ -311,7 +319,7 @@ int execute_local_update(const ExecuteArgs& args, const scenarios::Scenario& bas
   if (failed > 0) throw PlanError(why.empty() ? "another rank cannot run its part of the plan; its message says why" : why);
   transport->prepare(inner.step.tasks);
   // The host check, on every rank at once, before the first outer step.
-  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().kind), size, everyone);
+  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().figures()), size, everyone);
 
   // The outer step's state on this rank: its parameters, the anchor (the parameters of the last outer
   // step) and the Nesterov momentum, fp32, as many as the device holds.
@@ -490,7 +498,7 @@ int execute_federated(const ExecuteArgs& args, const scenarios::Scenario& base, 
   if (failed > 0) throw PlanError(why.empty() ? "a client cannot run its plan; its message says why" : why);
   if (rank != 0) local.prepare(step.step.tasks);
   // The host check, on the server and every client at once, before the first round.
-  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().kind), size, everyone);
+  const std::vector<calibrate::HostCheck> host = host_check_over(profile.device(cluster.devices.front().figures()), size, everyone);
   exec::ExecuteOptions local_steps;
   local_steps.warmup_steps = 0;
   local_steps.steps = static_cast<int>(spec.local_steps);
@@ -680,7 +688,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
   if (args.backend == "cpu") {
     exec::set_blas_threads(blas_threads);
     const std::function<void(float*, std::size_t)> sum = session.active() ? session.all_reduce_among(0) : [](float*, std::size_t) {};
-    host = host_check_over(profile.device(cluster.devices.front().kind), size, sum);
+    host = host_check_over(profile.device(cluster.devices.front().figures()), size, sum);
   }
   exec::ExecuteOptions one;
   one.warmup_steps = 0;
@@ -741,7 +749,7 @@ int execute(const ExecuteArgs& args, std::ostream& out) {
     const std::string what = "parasim execute " + calibrate::source_text(std::filesystem::path(args.scenario).filename().string()) + " --plan " +
                              calibrate::source_text(args.plan) + " on " + calibrate::today_utc() + " UTC (" + std::to_string(c.ranks) +
                              (c.ranks == 1 ? " rank, " : " ranks, ") + args.backend + " executor; median of " + std::to_string(c.measured_step_s.size()) + " timed steps)";
-    recalibration = calibrate::recalibrated(profile, cluster.devices.front().kind, links, classes, what);
+    recalibration = calibrate::recalibrated(profile, cluster.devices.front().figures(), links, classes, what);
     const std::string text = sim::to_json(recalibration->profile).dump(2) + "\n";
     profile_file.emplace(args.recalibrate, [text](std::ostream& o) { o << text; });
     files.push_back(&*profile_file);

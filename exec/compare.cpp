@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "common/error.hpp"
 #include "exec/kernels.hpp"
@@ -72,7 +74,7 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
     auto [it, fresh] = seconds_of.try_emplace(device);
     if (fresh) {
       const auto& d = cluster.devices[static_cast<std::size_t>(device)];
-      it->second = sim::op_seconds(work, plan, profile.device(d.kind), d.speed_factor);
+      it->second = sim::op_seconds(work, plan, profile.device(d.figures()), d.speed_factor);
     }
     return it->second;
   };
@@ -100,25 +102,43 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
   std::vector<Picoseconds> collective_ps;
   for (const auto& e : simulation.collectives) collective_ps.push_back(e.time);
   std::vector<double> predicted_busy(static_cast<std::size_t>(g.devices), 0.0);
+  // What the cost model adds to the passes that read weights out of cache (sim/weight_reuse.hpp),
+  // per task and pass, in task order.
+  std::vector<std::tuple<TaskId, std::uint32_t, double>> reuse;
+  sim::for_each_weight_reuse(g, work, plan, cluster, profile, [&](TaskId t, std::uint32_t k, double s) { reuse.emplace_back(t, k, s); });
+  std::stable_sort(reuse.begin(), reuse.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  std::size_t next_reuse = 0;
   for (TaskId t = 0; t < g.task_count(); ++t) {
     if (g.kind[t] == TaskKind::Compute) {
       const std::int64_t device = g.owner[t];
       const sim::OpSeconds& seconds = seconds_for(device);
       const sim::ComputeWork& cw = work.computes[g.work_of(t)];
+      // The task's span in the simulated timeline (end − start, as the measured side counts a
+      // task), shared among its operator passes by their cost-model times: a task slowed beside a
+      // collective or beside its host's other compute, or paying for operands out of cache, puts
+      // that time in the classes of its passes.
+      const double span = static_cast<double>(sim::task_finish_ps(simulation, collective_ps, t) - simulation.timeline.start_ps[t]) * 1e-12;
+      std::vector<std::pair<std::uint32_t, double>> passes;
       if (cw.optimizer_stage >= 0) {
         const auto& d = cluster.devices[static_cast<std::size_t>(device)];
-        const double s = sim::work_duration(work, g.work_of(t), seconds, plan, profile.device(d.kind), d.speed_factor).seconds();
-        figure(optimizer).predicted_s += s;
-        op_figure(kOptimizerPass).predicted_s += s;
+        passes.emplace_back(kOptimizerPass, sim::work_duration(work, g.work_of(t), seconds, plan, profile.device(d.figures()), d.speed_factor).seconds());
       } else {
         for (std::uint32_t k = cw.ops_begin; k < cw.ops_end; ++k) {
           const sim::OpPass& p = work.ops[k];
-          const double s = p.pass == sim::Pass::Backward ? seconds.backward[p.op] : seconds.forward[p.op];
-          figure(pass_class(k)).predicted_s += s;
-          op_figure(k).predicted_s += s;
+          passes.emplace_back(k, p.pass == sim::Pass::Backward ? seconds.backward[p.op] : seconds.forward[p.op]);
         }
       }
-      predicted_busy[static_cast<std::size_t>(device)] += static_cast<double>(g.duration_ps[t]) * 1e-12;
+      for (; next_reuse < reuse.size() && std::get<0>(reuse[next_reuse]) == t; ++next_reuse)
+        for (auto& [k, s] : passes)
+          if (k == std::get<1>(reuse[next_reuse])) s += std::get<2>(reuse[next_reuse]);
+      double priced = 0;
+      for (const auto& [k, s] : passes) priced += s;
+      for (const auto& [k, s] : passes) {
+        const double share = priced > 0 ? s / priced * span : 0;
+        figure(pass_class(k)).predicted_s += share;
+        op_figure(k).predicted_s += share;
+      }
+      predicted_busy[static_cast<std::size_t>(device)] += span;
     } else if (g.kind[t] == TaskKind::Load || g.kind[t] == TaskKind::Copy) {
       figure(g.kind[t] == TaskKind::Load ? "input load" : "input copy").predicted_s += static_cast<double>(g.duration_ps[t]) * 1e-12;
     } else if (g.kind[t] == TaskKind::Collective) {
@@ -127,12 +147,6 @@ Comparison compare(const sim::Simulation& simulation, const models::Graph& graph
       figure(comm_class(g, t)).predicted_s += s * static_cast<double>(g.devices_of(t, scratch).size());
     }
   }
-
-  // What the cost model adds to the passes that read weights out of cache (sim/weight_reuse.hpp).
-  sim::for_each_weight_reuse(g, work, plan, cluster, profile, [&](TaskId, std::uint32_t k, double s) {
-    figure(pass_class(k)).predicted_s += s;
-    op_figure(k).predicted_s += s;
-  });
 
   // Measured, in the median step: per class and per operator pass.
   for (const auto& r : records) {

@@ -29,6 +29,7 @@ class Backend {
   [[nodiscard]] virtual calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const = 0;
   [[nodiscard]] virtual calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const = 0;
   [[nodiscard]] virtual calibrate::RankSpreadMeasurement rank_spread(int blas_threads) const = 0;
+  virtual void barrier() const = 0;
 };
 
 /// libparasim_mpi.so's table.
@@ -38,6 +39,6 @@ struct MpiPlugin {
   std::unique_ptr<Backend> (*start)(bool threads) = nullptr;
 };
 
-inline constexpr int kMpiPluginVersion = 2;
+inline constexpr int kMpiPluginVersion = 3;
 
 }  // namespace parasim::mpi

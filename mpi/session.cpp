@@ -91,6 +91,11 @@ calibrate::InterferenceMeasurement Session::interference(calibrate::NcclTest tes
   return backend_->interference(test, gemm_n, bytes, blas_threads);
 }
 
+void Session::barrier() const {
+  PARASIM_CHECK(active_, "a barrier runs under MPI");
+  backend_->barrier();
+}
+
 calibrate::RankSpreadMeasurement Session::rank_spread(int blas_threads) const {
   PARASIM_CHECK(active_ && blas_threads >= 1, "a rank spread measurement runs under MPI");
   return backend_->rank_spread(blas_threads);

@@ -100,6 +100,11 @@ class Session {
   /// rank. Precondition: active().
   [[nodiscard]] calibrate::RankSpreadMeasurement rank_spread(int blas_threads) const;
 
+  /// Returns once every rank has called it (MPI_Barrier over every rank): `parasim calibrate
+  /// --backend mpi` keeps its ranks' kernel sweeps in step with it (calibrate::CpuOptions::in_step).
+  /// Precondition: active().
+  void barrier() const;
+
  private:
   bool active_ = false;
   int rank_ = 0;

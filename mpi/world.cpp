@@ -430,6 +430,8 @@ calibrate::RankSpreadMeasurement World::rank_spread(int blas_threads) const {
   return m;
 }
 
+void World::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+
 }  // namespace parasim::mpi
 
 namespace {

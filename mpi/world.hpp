@@ -25,6 +25,7 @@ class World final : public Backend {
   [[nodiscard]] calibrate::NcclTestsLog collective_sweep(calibrate::NcclTest test, const std::vector<double>& bytes, int warmup, int iterations) const override;
   [[nodiscard]] calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const override;
   [[nodiscard]] calibrate::RankSpreadMeasurement rank_spread(int blas_threads) const override;
+  void barrier() const override;
 
  private:
   int rank_ = 0;

@@ -309,6 +309,11 @@ double rank_spread_slowdown(const DeviceProfile& device, std::size_t devices) {
   return devices >= 2 ? std::max(1.0, device.rank_spread.slowest_over_mean) : 1.0;
 }
 
+const std::string& shared_host_entry(const Profile& profile, const std::string& kind, std::int64_t devices_per_node) {
+  const DeviceProfile& device = profile.device(kind);
+  return devices_per_node >= 2 && device.shared_host.ranks > 0 ? device.shared_host.device : kind;
+}
+
 Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   if (auto problem = check_cluster_spec(spec, profile))
     PARASIM_CHECK(false, "build_cluster on an unchecked spec: at " + problem->pointer + ": " + problem->message);
@@ -317,7 +322,7 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
   c.nodes = spec.nodes;
   c.devices_per_node = spec.devices_per_node;
   c.devices.reserve(static_cast<std::size_t>(spec.device_count()));
-  for (std::int64_t id = 0; id < spec.device_count(); ++id) c.devices.push_back(Device{id, id / spec.devices_per_node, spec.device, 1});
+  for (std::int64_t id = 0; id < spec.device_count(); ++id) c.devices.push_back(Device{id, id / spec.devices_per_node, spec.device, 1, ""});
   std::int64_t first_node = 0;
   for (const NodeGroupSpec& g : spec.node_groups) {
     for (std::int64_t node = first_node; node < first_node + g.nodes; ++node) {
@@ -330,12 +335,16 @@ Cluster build_cluster(const ClusterSpec& spec, const Profile& profile) {
     first_node += g.nodes;
   }
   for (const StragglerSpec& st : spec.stragglers) c.devices[static_cast<std::size_t>(st.device)].speed_factor *= st.speed_factor;
+  // The ranks of one host share its memory bandwidth and last level cache: on a node of two devices
+  // or more, a kind measured with its host's ranks running at once is priced by that measurement.
+  for (Device& d : c.devices)
+    if (const std::string& entry = shared_host_entry(profile, d.kind, spec.devices_per_node); entry != d.kind) d.priced_as = entry;
   // Ranks in step run at the slower one's pace: where the device kind's profile measured how far
   // apart its ranks run the same work (DeviceProfile::rank_spread), every device of a cluster of two
   // or more runs that much slower. The expected slowest of n ranks whose speeds scatter by σ is
   // μ(1 + σ·e_n), e_2 = 1/√π (Tippett 1925, the expected largest of n standard normals); the factor
   // is measured at the calibration's rank count and applied as measured.
-  for (Device& d : c.devices) d.speed_factor /= rank_spread_slowdown(profile.device(d.kind), c.devices.size());
+  for (Device& d : c.devices) d.speed_factor /= rank_spread_slowdown(profile.device(d.figures()), c.devices.size());
   c.intra_kind = spec.intra_node.kind;
   c.inter_kind = spec.inter_node.kind;
   const std::string intra = spec.intra_node.link.empty() ? device.default_intra_link : spec.intra_node.link;

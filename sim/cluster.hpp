@@ -35,6 +35,11 @@ struct Device {
   std::int64_t node = 0;
   std::string kind;  ///< device profile name
   double speed_factor = 1;  ///< 1 = the profile's speed; 0.5 = a straggler twice as slow; includes the profile's rank spread (DeviceProfile::rank_spread) in a cluster of two or more
+  /// The profile's device entry whose figures price this device, where it is not `kind`'s own: the
+  /// kind's shared-host entry (DeviceProfile::shared_host) on a node of two devices or more.
+  std::string priced_as;
+  /// The profile device entry to price this device with: `priced_as`, else `kind`.
+  [[nodiscard]] const std::string& figures() const { return priced_as.empty() ? kind : priced_as; }
   bool operator==(const Device&) const = default;
 };
 
@@ -116,6 +121,11 @@ struct ClusterProblem {
 /// (DeviceProfile::rank_spread) in a cluster of `devices`: the slowest rank's time over the mean
 /// where the kind has one and the cluster has two devices or more, else 1.
 [[nodiscard]] double rank_spread_slowdown(const DeviceProfile& device, std::size_t devices);
+
+/// The profile device entry that prices a device of `kind` on a node of `devices_per_node` devices:
+/// the kind's shared-host entry (DeviceProfile::shared_host) where it has one and the node holds two
+/// devices or more, else `kind` itself.
+[[nodiscard]] const std::string& shared_host_entry(const Profile& profile, const std::string& kind, std::int64_t devices_per_node);
 
 /// Named cluster presets ("dgx-a100", "dgx-h100", "pcie-v100", "tpu-v4-pod", ...), for the
 /// scenario's "cluster": {"preset": ...}; each sets every field of the spec but `nodes` (torus

@@ -76,8 +76,19 @@ struct Interference {
     bool operator==(const Sized&) const = default;
   };
   std::vector<std::vector<Sized>> at_size;
+  /// Compute beside the host's other devices' compute (DeviceProfile::shared_host): the devices of a
+  /// host share its memory bandwidth and last level cache, so a compute task keeps `together[t]` of
+  /// its speed (its duration priced by the host's figures alone over its duration priced by the
+  /// figures measured with the host's ranks running at once, at most 1) while another device of its
+  /// host (`host_of`, per device: the same number for the devices of one host, −1 for a device alone
+  /// on its host) runs a compute task, and all of it while none does. Both empty: no such coupling.
+  std::vector<std::int64_t> host_of;
+  std::vector<float> together;
   bool operator==(const Interference&) const = default;
-  /// No rate below 1 (or no devices): overlap is free and simulate_fifo gives the timeline.
+  /// Some compute is slowed beside its host's other devices' compute.
+  [[nodiscard]] bool hosts_shared() const { return !together.empty(); }
+  /// No rate below 1 (or no devices) and no host shared: overlap is free and simulate_fifo gives the
+  /// timeline.
   [[nodiscard]] bool none() const;
   /// The least rate of any device and class (1 where none is below), at least 1e-6: a task slowed by
   /// interference takes at most 1 / this of its time.

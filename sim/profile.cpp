@@ -53,6 +53,7 @@ std::vector<std::string> figure_names(const DeviceProfile& device) {
     names.emplace_back(n);
   if (device.softmax_flops_per_s > 0) names.emplace_back("softmax_flops_per_s");
   if (device.rank_spread.ranks > 0) names.emplace_back("rank_spread");
+  if (device.shared_host.ranks > 0) names.emplace_back("shared_host");
   if (device.optimizer_flops_per_s > 0) names.emplace_back("optimizer_flops_per_s");
   if (device.optimizer_bytes_per_s > 0) {
     names.emplace_back("optimizer_bytes_per_s");

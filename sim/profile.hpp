@@ -136,6 +136,20 @@ struct DeviceProfile {
     double slowest_over_mean = 1;
     bool operator==(const RankSpread&) const = default;
   } rank_spread;
+  /// The profile's device entry that prices this device where its host runs two of its ranks or
+  /// more: the same kernels measured with `ranks` ranks of one host each running them at the same
+  /// moment (`parasim calibrate --backend mpi`, calibrate/cpu.hpp: CpuOptions::in_step). The ranks of
+  /// a host share its memory bandwidth and last level cache: on this project's 2-core host a pass
+  /// over 4 or 64 MiB moved 17.4 and 11.8 GB/s alone and 7.3 and 6.9 GB/s on each of two ranks at
+  /// once, and the backward pair of an 8-row GEMM on a 1024 × 1024 weight ran at 21 GFLOP/s alone
+  /// and 12 beside its twin, where a 512³ sgemm kept 85–100% of its speed. build_cluster prices a
+  /// device of this kind on a host of two devices or more with that entry (Device::priced_as).
+  /// ranks 0: not measured, the device's own figures serve.
+  struct SharedHost {
+    std::int64_t ranks = 0;
+    std::string device;
+    bool operator==(const SharedHost&) const = default;
+  } shared_host;
   std::string default_intra_link;  ///< link profile used inside a node unless the scenario says otherwise
   std::string default_inter_link;
   std::map<std::string, std::string> sources;  ///< figure name → where it comes from

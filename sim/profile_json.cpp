@@ -295,6 +295,15 @@ DeviceProfile read_device(const JsonDocument& doc, const std::string& pointer, c
   } else {
     r.accept("rank_spread");
   }
+  if (r.has("shared_host")) {
+    // The entry it names is checked once every device is read (find_missing_link's loop, below).
+    ObjectReader shared = r.object("shared_host");
+    d.shared_host.ranks = shared.integer("ranks", 2);
+    d.shared_host.device = shared.string("device");
+    shared.finish();
+  } else {
+    r.accept("shared_host");
+  }
   d.default_intra_link = r.string_or("default_intra_link", "");
   d.default_inter_link = r.string_or("default_inter_link", "");
   d.sources = read_sources(r, figure_names(d));
@@ -431,22 +440,35 @@ void read_members(ObjectReader& r, Profile& profile) {
   }
 }
 
-/// The first default link of a device that the profile lacks: (device, field, message), or nothing.
+/// The first default link of a device that the profile lacks, or the first shared-host entry that
+/// names no device of the profile (or one with a shared-host entry of its own): (device, field and
+/// the member under it where there is one, message), or nothing.
 struct MissingLink {
   std::string device;
   std::string field;
+  std::string member;
   std::string message;
 };
 std::optional<MissingLink> find_missing_link(const Profile& profile) {
-  std::vector<std::string> names;
+  std::vector<std::string> names, device_names;
   for (const auto& [name, link] : profile.links) names.push_back(name);
+  for (const auto& [name, d] : profile.devices) device_names.push_back(name);
   for (const auto& [name, d] : profile.devices) {
     for (const auto& [field, link] : {std::pair<std::string, std::string>{"default_intra_link", d.default_intra_link},
                                       {"default_inter_link", d.default_inter_link}}) {
       if (link.empty() || profile.links.count(link)) continue;
-      return MissingLink{name, field,
+      return MissingLink{name, field, "",
                          "unknown link \"" + link + "\"" + did_you_mean(link, names) + "; the profile's links are " + quoted_list(names)};
     }
+    if (d.shared_host.ranks == 0) continue;
+    const auto it = profile.devices.find(d.shared_host.device);
+    if (it == profile.devices.end())
+      return MissingLink{name, "shared_host", "device",
+                         "unknown device \"" + d.shared_host.device + "\"" + did_you_mean(d.shared_host.device, device_names) +
+                             "; the profile's devices are " + quoted_list(device_names)};
+    if (it->first == name || it->second.shared_host.ranks > 0)
+      return MissingLink{name, "shared_host", "device",
+                         "found \"" + d.shared_host.device + "\", a device with a shared_host entry of its own; expected the entry measured with the host's ranks running at once, which has none"};
   }
   return std::nullopt;
 }
@@ -500,6 +522,7 @@ nlohmann::json to_json(const Profile& profile) {
     if (d.softmax_flops_per_s > 0) devices[name]["softmax_flops_per_s"] = d.softmax_flops_per_s;
     if (d.rank_spread.ranks > 0)
       devices[name]["rank_spread"] = {{"ranks", d.rank_spread.ranks}, {"slowest_over_mean", d.rank_spread.slowest_over_mean}};
+    if (d.shared_host.ranks > 0) devices[name]["shared_host"] = {{"ranks", d.shared_host.ranks}, {"device", d.shared_host.device}};
     if (d.convolution != "winograd") devices[name]["convolution"] = d.convolution;
     if (!d.gemm_thin_efficiency.points.empty()) devices[name]["gemm_thin_efficiency"] = curve_to_json(d.gemm_thin_efficiency);
     if (!d.gemm_thin_efficiency_by_dim[0].points.empty())
@@ -593,8 +616,8 @@ Profile profile_from_json(const JsonDocument& doc, const std::string& pointer) {
   read_members(r, profile);
   r.finish();
   if (auto missing = find_missing_link(profile)) {
-    const std::string at =
-        json_pointer_append(json_pointer_append(json_pointer_append(pointer, "devices"), missing->device), missing->field);
+    std::string at = json_pointer_append(json_pointer_append(json_pointer_append(pointer, "devices"), missing->device), missing->field);
+    if (!missing->member.empty()) at = json_pointer_append(at, missing->member);
     throw doc.error_at(at, missing->message);
   }
   return profile;

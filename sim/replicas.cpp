@@ -65,7 +65,7 @@ bool data_parallel_replicas_alike(const strategies::Plan& plan, const Cluster& c
     const std::int64_t r = image_of(d);
     const Device& a = cluster.devices[static_cast<std::size_t>(d)];
     const Device& b = cluster.devices[static_cast<std::size_t>(r)];
-    if (a.kind != b.kind || a.speed_factor != b.speed_factor) return false;
+    if (a.figures() != b.figures() || a.speed_factor != b.speed_factor) return false;
     for (const int axis : other_axes) {
       std::vector<std::int64_t> group = mesh.group_of(d, std::vector<int>{axis});
       if (!checked.insert(group).second) continue;

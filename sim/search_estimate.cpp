@@ -305,7 +305,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
     // sim/work/weight_gathers.hpp).
     if (plan.zero >= 3 && groups[si].size() > 1) {
       // Its units split the layer's weights evenly, each a gather and the framework's host time.
-      const double host = impl.copies_per_rank * profile_.device(cl.devices.front().kind).kernel_launch_overhead_s *
+      const double host = impl.copies_per_rank * profile_.device(cl.devices.front().figures()).kernel_launch_overhead_s *
                           static_cast<double>(groups[si].size());
       const double gather = p.weight_bytes > 0
                                 ? p.gather_units * (seconds_of(cl, sim::CollectiveKind::AllGather, groups[si], p.weight_bytes / p.gather_units) + host)
@@ -417,7 +417,7 @@ Evaluation SearchEvaluator::estimate(const Candidate& c, const models::Graph& gr
   e.tokens_per_s = e.samples_per_s * tokens_per_sample;
   const double model_flops = graph.model_flops() * static_cast<double>(c.training.global_batch) /
                              static_cast<double>(std::max<std::int64_t>(graph.batch(), 1));
-  const double peak = sim::gemm_peak_flops(profile_.device(cl.devices.front().kind), plan.precision);
+  const double peak = sim::gemm_peak_flops(profile_.device(cl.devices.front().figures()), plan.precision);
   e.mfu = model_flops / (step * static_cast<double>(c.devices) * peak);
   const auto mean = [&](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(pp); };
   e.compute_s = m * mean(compute) + tail_opt;

@@ -1,5 +1,6 @@
 #include "sim/simulate.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "sim/cost_model.hpp"
 #include "sim/engine/interference_engine.hpp"
 #include "sim/engine/simgrid_engine.hpp"
+#include "sim/recost.hpp"
 #include "sim/summarize.hpp"
 #include "sim/topology.hpp"
 #include "sim/topology_notes.hpp"
@@ -22,8 +24,8 @@ Interference step_interference(const TaskGraph& tasks, const Cluster& cluster, c
   std::map<std::string, std::uint32_t> index;
   x.of_device.reserve(cluster.devices.size());
   for (const auto& d : cluster.devices) {
-    const auto [it, inserted] = index.try_emplace(d.kind, static_cast<std::uint32_t>(x.rates.size()));
-    if (inserted) x.rates.push_back(profile.device(d.kind).interference);
+    const auto [it, inserted] = index.try_emplace(d.figures(), static_cast<std::uint32_t>(x.rates.size()));
+    if (inserted) x.rates.push_back(profile.device(d.figures()).interference);
     x.of_device.push_back(it->second);
   }
   if (x.none()) return x;
@@ -65,7 +67,28 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   coll_ps.reserve(s.collectives.size());
   for (const auto& c : s.collectives) coll_ps.push_back(c.time);
   const std::vector<CollectiveFlows> flows = collective_flows_of(s.step.tasks, cluster, s.collectives);
-  const Interference interference = step_interference(s.step.tasks, cluster, profile);
+  Interference interference = step_interference(s.step.tasks, cluster, profile);
+  // Devices priced by their kind's shared-host entry (build_cluster: a node of two devices or more
+  // whose kind has one) share their host's memory bandwidth and caches only while more than one of
+  // them computes. The analytical engine follows that: each compute task is timed by the host's
+  // figures alone, and keeps `together` of its speed (alone over shared-host time) while another
+  // device of its host computes (sim/interference.hpp). The SimGrid backend prices every task by
+  // the shared-host figures throughout (the note says which).
+  const bool hosts_shared = std::any_of(cluster.devices.begin(), cluster.devices.end(), [](const Device& d) { return !d.priced_as.empty(); });
+  if (hosts_shared && backend == Backend::Analytical) {
+    const std::vector<std::int64_t> shared_ps = s.step.tasks.duration_ps;
+    Cluster alone = cluster;
+    for (Device& d : alone.devices) d.priced_as.clear();
+    recost(s.step, plan, alone, profile);
+    const TaskGraph& g = s.step.tasks;
+    interference.together.assign(g.task_count(), 1.0f);
+    for (TaskId t = 0; t < g.task_count(); ++t)
+      if (g.kind[t] == TaskKind::Compute && shared_ps[t] > 0 && !cluster.devices[static_cast<std::size_t>(g.owner[t])].priced_as.empty())
+        interference.together[t] = static_cast<float>(std::min(1.0, static_cast<double>(g.duration_ps[t]) / static_cast<double>(shared_ps[t])));
+    interference.host_of.assign(static_cast<std::size_t>(g.devices), -1);
+    for (const Device& d : cluster.devices)
+      if (!d.priced_as.empty() && d.id < g.devices) interference.host_of[static_cast<std::size_t>(d.id)] = d.node;
+  }
   const bool interfered = !interference.none();
   // Under interference the step is also simulated with overlap free, to say what interference cost.
   std::int64_t free_makespan_ps = 0;
@@ -73,7 +96,7 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     // Hosts run at their devices' profile speed for the plan's precision, times their speed factor.
     std::vector<double> speeds;
     speeds.reserve(cluster.devices.size());
-    for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor);
+    for (const auto& d : cluster.devices) speeds.push_back(gemm_peak_flops(profile.device(d.figures()), plan.precision) * d.speed_factor);
     // SimGrid's clock is a double: the step is refused first if the analytical figures already say
     // it would leave the picosecond clock's range (fifo_engine.hpp).
     check_time_range(s.step.tasks, coll_ps, interference.slowest_rate());
@@ -135,9 +158,24 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
         LinkFigures{topology.link_name(l.link), std::string(to_string(l.link_class)), l.bandwidth_bytes_per_s, l.bytes, l.load_s, l.busy_s});
   r.shared_links = s.links.shared_links;
   r.notes = topology_notes(cluster, s.links, backend == Backend::SimGrid);
-  // The profile's rank spread, where build_cluster applied it (sim/cluster.cpp): said once.
+  // The profile's shared-host entry and rank spread, where build_cluster applied them
+  // (sim/cluster.cpp): each said once.
+  if (!cluster.devices.empty() && !cluster.devices.front().priced_as.empty()) {
+    const Device& d = cluster.devices.front();
+    const std::int64_t measured = profile.device(d.kind).shared_host.ranks;
+    r.notes.push_back("Each " + d.kind + " is priced by the profile's \"" + d.priced_as + "\" figures: its kernels measured with " +
+                      std::to_string(measured) + " ranks of one host running them at the same moment (the profile's shared_host), as the " +
+                      std::to_string(cluster.devices_per_node) + " devices of a node share its memory bandwidth and caches" +
+                      (backend == Backend::Analytical
+                           ? "; while no other device of its node computes, by its own figures (the engine follows which devices compute when)"
+                           : ", throughout (the simgrid backend does not follow which devices compute when)") +
+                      (measured == cluster.devices_per_node ? "."
+                       : measured < cluster.devices_per_node
+                           ? "; the node has more devices than were measured, so its kernels may run slower still."
+                           : "; the node has fewer devices than were measured, so its kernels may run faster."));
+  }
   if (!cluster.devices.empty()) {
-    const DeviceProfile& first = profile.device(cluster.devices.front().kind);
+    const DeviceProfile& first = profile.device(cluster.devices.front().figures());
     const double slowdown = rank_spread_slowdown(first, cluster.devices.size());
     if (slowdown > 1)
       r.notes.push_back("Every device computes " + format_number(round_to_digits(slowdown, 4)) + " times slower than its profile's rates: the slowest of " +

@@ -210,7 +210,7 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   // without curves, fp32 say, runs on the GEMM curve whatever the run names).
   for (models::OpId op = 0; op < graph.op_count(); ++op) {
     if (graph.op(op).kind != models::OpKind::Attention) continue;
-    const DeviceProfile& device = profile.device(r.device_kind);
+    const DeviceProfile& device = profile.device(cluster.devices.front().figures());
     const models::DType dtype = compute_dtype(graph.op(op), plan.precision);
     const bool curves = has_attention_curves(device, plan.attention_kernel, dtype);
     r.attention_kernel = !curves ? "gemm curve" : !plan.attention_kernel.empty() ? plan.attention_kernel : device.attention_kernels().front();
@@ -227,7 +227,7 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.model_flops_per_step = step.model_flops;
   r.hardware_flops_per_step = step.hardware_flops;
   double peak_sum = 0;
-  for (const auto& d : cluster.devices) peak_sum += gemm_peak_flops(profile.device(d.kind), plan.precision) * d.speed_factor;
+  for (const auto& d : cluster.devices) peak_sum += gemm_peak_flops(profile.device(d.figures()), plan.precision) * d.speed_factor;
   r.mfu = step.model_flops / (r.step_time_s * peak_sum);
   r.hfu = step.hardware_flops / (r.step_time_s * peak_sum);
   r.model_tflops_per_device = step.model_flops / r.step_time_s / static_cast<double>(r.devices) / 1e12;
@@ -274,7 +274,7 @@ Result summarize(const models::Graph& graph, const strategies::Plan& plan, const
   r.memory = strategies::memory_per_stage(graph, plan);
   double capacity = std::numeric_limits<double>::infinity();
   for (const auto& d : cluster.devices) {
-    const auto& dev = profile.device(d.kind);
+    const auto& dev = profile.device(d.figures());
     capacity = std::min(capacity, dev.memory_capacity_bytes - dev.memory_reserved_bytes);
   }
   r.memory_capacity_bytes = capacity;

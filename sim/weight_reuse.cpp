@@ -38,7 +38,7 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
   const auto stream = static_cast<std::size_t>(compute - g.streams.begin());
   // Bundled profiles have no reuse figures: nothing to walk, nothing to allocate.
   const auto priced = [&](std::int64_t d) {
-    const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].kind);
+    const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].figures());
     return device.weight_reuse_bytes_per_s > 0 || device.memory_reuse_bytes_per_s > 0;
   };
   bool any = false;
@@ -56,7 +56,7 @@ void for_each_weight_reuse(const TaskGraph& g, const StepWork& step, const strat
   std::vector<double> last_out(step.op_work.size() * micro_batches), last_out_gradient(step.op_work.size() * micro_batches);
   for (std::int64_t d = 0; d < g.devices; ++d) {
     if (!priced(d)) continue;
-    const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].kind);
+    const DeviceProfile& device = profile.device(cluster.devices[static_cast<std::size_t>(d)].figures());
     const auto queue = g.queue_of(static_cast<std::size_t>(d) * g.stream_count() + stream);
     std::fill(last.begin(), last.end(), -1.0);
     std::fill(last_gradient.begin(), last_gradient.end(), -1.0);

@@ -68,7 +68,10 @@ double Interference::slowest_rate() const {
   for (const InterferenceRates& r : rates)
     for (std::size_t k = 0; k < kInterferenceClassCount; ++k)
       slowest = std::min({slowest, r.compute[k], r.communication[k], lowest(r.compute_by_size[k], 1), lowest(r.communication_by_size[k], 1)});
-  return std::max(slowest, 1e-6);
+  // A compute task beside a collective and beside its host's other compute at once takes both.
+  float together_least = 1;
+  for (const float f : together) together_least = std::min(together_least, f);
+  return std::max(slowest * static_cast<double>(together_least), 1e-6);
 }
 
 void size_rates(Interference& x, const TaskGraph& g) {
@@ -85,7 +88,7 @@ void size_rates(Interference& x, const TaskGraph& g) {
 }
 
 bool Interference::none() const {
-  return std::all_of(rates.begin(), rates.end(), [](const InterferenceRates& r) { return r.none(); });
+  return !hosts_shared() && std::all_of(rates.begin(), rates.end(), [](const InterferenceRates& r) { return r.none(); });
 }
 
 namespace {
@@ -105,6 +108,14 @@ class Fluid {
         in_flight_(static_cast<std::size_t>(g.devices)) {
     reserve_huge(slot_of_, g.task_count());
     slot_of_.assign(g.task_count(), kNoSlot);
+    if (x_.hosts_shared()) {
+      std::int64_t hosts = 0;
+      for (const std::int64_t h : x_.host_of) hosts = std::max(hosts, h + 1);
+      host_devices_.resize(static_cast<std::size_t>(hosts));
+      host_busy_.assign(static_cast<std::size_t>(hosts), 0);
+      for (std::size_t d = 0; d < x_.host_of.size(); ++d)
+        if (x_.host_of[d] >= 0) host_devices_[static_cast<std::size_t>(x_.host_of[d])].push_back(d);
+    }
   }
 
   struct Event {
@@ -171,11 +182,13 @@ class Fluid {
     std::int64_t scratch = 0;
     if (g_.kind[t] == TaskKind::Compute) {
       const auto d = static_cast<std::size_t>(g_.owner[t]);
-      me.rate = compute_rate(d);
-      if (computing_[d].empty())
+      if (computing_[d].empty()) {
         for (const TaskId c : in_flight_[d])
           if (slot(c).busy_members++ == 0) rerate(c, now, communication_rate(c));
+        host_starts(d, now);
+      }
       computing_[d].push_back(t);
+      me.rate = compute_rate(d) * host_rate(t, d);
     } else if (g_.kind[t] == TaskKind::Collective) {
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
         const auto d = static_cast<std::size_t>(dev);
@@ -183,7 +196,7 @@ class Fluid {
         if (!computing_[d].empty()) {
           ++slot(t).busy_members;
           const double rate = compute_rate(d);
-          for (const TaskId k : computing_[d]) rerate(k, now, rate);
+          for (const TaskId k : computing_[d]) rerate(k, now, rate * host_rate(k, d));
         }
       }
       if (slot(t).busy_members > 0) slot(t).rate = communication_rate(t);
@@ -197,16 +210,18 @@ class Fluid {
       const auto d = static_cast<std::size_t>(g_.owner[t]);
       auto& running = computing_[d];
       running.erase(std::find(running.begin(), running.end(), t));
-      if (running.empty())
+      if (running.empty()) {
         for (const TaskId c : in_flight_[d])
           if (--slot(c).busy_members == 0) rerate(c, now, 1);
+        host_stops(d, now);
+      }
     } else if (g_.kind[t] == TaskKind::Collective) {
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
         const auto d = static_cast<std::size_t>(dev);
         auto& f = in_flight_[d];
         f.erase(std::find(f.begin(), f.end(), t));
         const double rate = compute_rate(d);
-        for (const TaskId k : computing_[d]) rerate(k, now, rate);
+        for (const TaskId k : computing_[d]) rerate(k, now, rate * host_rate(k, d));
       }
     }
     free_.push_back(slot_of_[t]);
@@ -238,6 +253,32 @@ class Fluid {
     me.busy_members = 0;
     ++me.version;
     return me;
+  }
+
+  // What compute task t on device d keeps beside its host's other devices: its `together` rate while
+  // another device of the host computes, else all of its speed.
+  double host_rate(TaskId t, std::size_t d) const {
+    if (!x_.hosts_shared() || x_.host_of[d] < 0) return 1;
+    const auto h = static_cast<std::size_t>(x_.host_of[d]);
+    return host_busy_[h] - (computing_[d].empty() ? 0 : 1) > 0 ? static_cast<double>(x_.together[t]) : 1;
+  }
+  // Device d of a shared host starts computing (its first running compute task) or stops (its
+  // last): where that takes the host from one computing device to two, or back, the other
+  // devices' running compute changes speed.
+  void host_starts(std::size_t d, std::int64_t now) { host_changes(d, now, +1); }
+  void host_stops(std::size_t d, std::int64_t now) { host_changes(d, now, -1); }
+  void host_changes(std::size_t d, std::int64_t now, int by) {
+    if (!x_.hosts_shared() || x_.host_of[d] < 0) return;
+    const auto h = static_cast<std::size_t>(x_.host_of[d]);
+    const int before = host_busy_[h];
+    host_busy_[h] += by;
+    // Only the step between one device and two changes another device's rate.
+    if (!((before == 1 && host_busy_[h] == 2) || (before == 2 && host_busy_[h] == 1))) return;
+    for (const std::size_t other : host_devices_[h]) {
+      if (other == d || computing_[other].empty()) continue;
+      const double rate = compute_rate(other);
+      for (const TaskId k : computing_[other]) rerate(k, now, rate * host_rate(k, other));
+    }
   }
 
   // What compute on device d keeps while the collectives in flight there run.
@@ -280,6 +321,8 @@ class Fluid {
   const Interference& x_;
   std::vector<std::vector<TaskId>> computing_;  // per device: its running compute tasks (one per compute stream)
   std::vector<std::vector<TaskId>> in_flight_;  // per device: collectives running on it
+  std::vector<std::vector<std::size_t>> host_devices_;  // per shared host: its devices
+  std::vector<int> host_busy_;                          // per shared host: its devices now computing
   std::vector<std::uint32_t> slot_of_;          // per task: its slot while it runs
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_;
@@ -400,7 +443,7 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                                          ProgressSink* progress) {
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
   // No entries at all: every rate 1.
-  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}};
+  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}};
   const Interference& interference = given.of_device.empty() ? free : given;
   PARASIM_CHECK(interference.of_device.size() == static_cast<std::size_t>(g.devices), "one interference entry per device");
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
@@ -411,8 +454,14 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                            std::all_of(interference.at_size.begin(), interference.at_size.end(),
                                        [&](const auto& set) { return set.size() == g.collectives.size(); })),
                 "rates by size need each collective's rates at its size (size_rates)");
+  PARASIM_CHECK(!interference.hosts_shared() || (interference.together.size() == g.task_count() &&
+                                                  interference.host_of.size() == static_cast<std::size_t>(g.devices)),
+                "a shared host needs a rate per task and a host per device");
+  for (const float f : interference.together) PARASIM_CHECK(f > 0 && f <= 1, "a compute task beside its host's others keeps a share of its speed in (0, 1]");
   check_time_range(g, collective_ps, interference.slowest_rate());
-  const bool fixed_collectives =
+  // The one pass times each device's compute against the collectives timed before it; a device's
+  // compute beside another device's compute needs the event loop, which follows every device at once.
+  const bool fixed_collectives = !interference.hosts_shared() &&
       std::all_of(interference.rates.begin(), interference.rates.end(), [](const InterferenceRates& r) { return r.communication_free(); });
   if (g.queues_follow_ids && fixed_collectives) {
     InterferedTimeline out;

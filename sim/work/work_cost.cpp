@@ -78,7 +78,7 @@ WorkDurations work_durations(const StepWork& step, const strategies::Plan& plan,
   out.class_of.resize(cluster.devices.size());
   std::vector<std::pair<std::string, double>> classes;
   for (const auto& d : cluster.devices) {
-    const auto key = std::make_pair(d.kind, d.speed_factor);
+    const auto key = std::make_pair(d.figures(), d.speed_factor);
     auto it = std::find(classes.begin(), classes.end(), key);
     if (it == classes.end()) {
       classes.push_back(key);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "calibrate/cpu.hpp"
+#include "common/error.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/profile_json.hpp"
 #include "sim/work/work_cost.hpp"
@@ -181,7 +182,20 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   o.weight_reuse_between = {1 << 16, 1 << 20};
   o.weight_reuse_repeats = 3;
   o.memory_reuse_bytes = 1 << 14;
+  // In step with other ranks (`calibrate --backend mpi` passes a barrier): the hook is called the
+  // same number of times whatever the times measured, so each rank's barriers pair with the
+  // others'. Counted by hand from measure_cpu:
+  //   GEMMs, 15 rounds × (2 squares + 3 × 6 thin + 1 held-out + 6 backward pairs = 27 runs) = 405;
+  //   weight reuse, 3 repeats × (forward: warm + 2 counts; backward: the same; the memory pass:
+  //     warm + 2 counts with the output cold + 2 with the input cold = 11 timings) = 33;
+  //   memory passes, 15 rounds × (1 size + 1 held-out) = 30 (no refinements in step);
+  //   softmax and Adam, once each = 2; the in-place update, 15 rounds × 1 size = 15.
+  // 405 + 33 + 30 + 2 + 15 = 485.
+  int steps = 0;
+  o.refinements = 0;
+  o.in_step = [&steps] { ++steps; };
   const CpuMeasurement m = measure_cpu(o);
+  CHECK(steps == 485);
   // The memory pass: 16 KiB moved, timed at both counts with each operand cold.
   CHECK(m.memory_reuse_bytes == 1 << 14);
   REQUIRE((m.memory_reuse.size() == 2 && m.memory_reuse_read.size() == 2));
@@ -216,6 +230,9 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
   CHECK(d.held_out[0].shape == "24x40x8");
   CHECK(d.held_out[1].shape == "1 MiB");
   for (const auto& c : d.held_out) CHECK((c.measured_s > 0 && c.predicted_s > 0));
+  // Calibrated over a calibrated base (`--base`, or the shared-host entry over the alone one): the
+  // checks are the new measurement's, not the base's followed by them.
+  CHECK(calibrated_cpu(d, m).held_out.size() == 2);
 }
 
 // The issue's acceptance: a short calibration (the default, about 6 s) with the GEMMs on one
@@ -274,6 +291,12 @@ TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10
 // A rate that drops from 100 to 50 between 2 and 2√2 MiB (a cache's edge) asks for the geometric
 // midpoint of those two sizes, 2^21.25 = 2,493,948.08 bytes, rounded to whole floats each way
 // (a multiple of 8): 311,743.5… eights, rounded, 2,493,952. The pairs within 10% of each other (100 and 95) ask for nothing.
+TEST_CASE("calibrate cpu: a sweep in step with other ranks refuses refinements, whose count follows each rank's own rates", "[calibrate][cpu]") {
+  CpuOptions o;
+  o.in_step = [] {};
+  CHECK_THROWS_AS(measure_cpu(o), InternalError);
+}
+
 TEST_CASE("calibrate cpu refines the memory sweep between neighbours whose rates differ by more than 10%", "[calibrate][cpu]") {
   const double mib = 1 << 20;
   const std::vector<Sample> sweep{{mib, 100}, {std::sqrt(2.0) * mib, 95}, {2 * mib, 100}, {2 * std::sqrt(2.0) * mib, 50}};

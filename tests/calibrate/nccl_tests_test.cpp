@@ -175,7 +175,7 @@ TEST_CASE("nccl-tests: another collective's own curve on a fitted link gives bac
   sim::Cluster c;
   c.nodes = 1;
   c.devices_per_node = 2;
-  c.devices = {sim::Device{0, 0, "chip", 1}, sim::Device{1, 0, "chip", 1}};
+  c.devices = {sim::Device{0, 0, "chip", 1, ""}, sim::Device{1, 0, "chip", 1, ""}};
   c.intra = sim::Link{"wire", 1e10, 1e-6, link.efficiency, {}, fitted.collective_efficiency};
   c.nics_per_node = 2;
   const std::vector<std::int64_t> both{0, 1};

@@ -170,6 +170,27 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
              Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 ranks (") &&
                  Catch::Matchers::Contains("all started together, 21 rounds"));
   CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains("\n  rank spread (host-cpu)      the slowest of 2 ranks took "));
+  // The kernels with both ranks of the host running them at once: an entry of its own, host-cpu@2,
+  // that host-cpu names as its shared-host entry; every figure the CPU calibration measures, each
+  // source saying how it was measured; the rank spread carried over (measured on the same ranks).
+  REQUIRE(cpu.contains("shared_host"));
+  CHECK(cpu.at("shared_host") == nlohmann::json({{"ranks", 2}, {"device", "host-cpu@2"}}));
+  CHECK_THAT(cpu.at("sources").at("shared_host").get<std::string>(),
+             Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 ranks (") && Catch::Matchers::Contains("\"host-cpu@2\""));
+  REQUIRE(profile.at("devices").contains("host-cpu@2"));
+  const auto& shared = profile.at("devices").at("host-cpu@2");
+  CHECK_FALSE(shared.contains("shared_host"));
+  CHECK(shared.at("rank_spread") == cpu.at("rank_spread"));
+  for (const char* figure : {"gemm_efficiency", "memory_efficiency", "gemm_thin_backward_efficiency", "weight_reuse_efficiency", "optimizer_memory_efficiency"}) {
+    INFO(figure);
+    CHECK(shared.contains(figure));
+    CHECK_THAT(shared.at("sources").at(figure).get<std::string>(),
+               Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` with 2 ranks of one host running each kernel at the same moment (a barrier before each size; rank 0's times) on "));
+  }
+  CHECK(shared.at("held_out").size() >= 4);  // the four held-out GEMMs, and the memory passes off the cache's edge
+  CHECK_THAT(slurp(dir / "out"), Catch::Matchers::Contains("\n  2 ranks of a host at once (host-cpu@2), each rank's speed:\n    fp32 peak (fastest sgemm)    ") &&
+                                     Catch::Matchers::Contains("\n    memory pass 256 MiB          ") &&
+                                     Catch::Matchers::Contains("\n    held-out shapes (median measured, predicted from these figures, error):\n      sgemm 512x1536x512: "));
   if (cpu.contains("interference")) {
     CHECK_THAT(cpu.at("sources").at("interference").get<std::string>(),
                Catch::Matchers::StartsWith("measured by `parasim calibrate --backend mpi` on 2 x MPI ranks on "));

@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -194,6 +195,43 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
     CHECK(html.find("Compute per rank, in the median step") != std::string::npos);
     CHECK(html.find("<tr><td>1</td><td>") != std::string::npos);
   }
+}
+
+TEST_CASE("mpirun -np 2 parasim execute prices two ranks of one host by the profile's shared-host entry, and its report says so", "[cli][execute][mpi][shared-host]") {
+  if (!have_mpirun()) {
+    WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
+    return;
+  }
+  // The datasheet profile with a shared-host entry for host-cpu whose memory bandwidth is half its
+  // own (as `parasim calibrate --backend mpi` writes one): the two ranks of the scenario's one node
+  // are priced by it, and the report's and execution.json's notes on the prediction say so. The
+  // same plan with the datasheet profile predicts less (memory-bound kernels at twice the rate).
+  const fs::path dir = fresh_dir("execute-mpi-shared-host");
+  parasim::sim::Profile profile = parasim::sim::datasheet_profile();
+  parasim::sim::DeviceProfile shared = profile.devices.at("host-cpu");
+  shared.name = "host-cpu@2";
+  shared.memory_bandwidth_bytes_per_s /= 2;
+  profile.devices["host-cpu@2"] = shared;
+  profile.devices["host-cpu"].shared_host = {2, "host-cpu@2"};
+  profile.devices["host-cpu"].sources["shared_host"] = "a test: host-cpu's figures with half the memory bandwidth";
+  {
+    std::ofstream f(dir / "shared.json");
+    f << parasim::sim::to_json(profile).dump(2) << "\n";
+  }
+  const std::string flags = " --plan base --steps 2 --threads 1 --warmup-seconds 0.5 --out ";
+  REQUIRE(mpirun_parasim(2, "execute " + q(kScenario) + flags + q(dir / "o") + " --profile " + q(dir / "shared.json"), dir) == 0);
+  REQUIRE(mpirun_parasim(2, "execute " + q(kScenario) + flags + q(dir / "d"), dir) == 0);
+  const std::string note = "Each host-cpu is priced by the profile's \"host-cpu@2\" figures: its kernels measured with 2 ranks of one host running them "
+                           "at the same moment (the profile's shared_host), as the 2 devices of a node share its memory bandwidth and caches; while no "
+                           "other device of its node computes, by its own figures (the engine follows which devices compute when).";
+  // report.md escapes the underscore (Markdown would read it as emphasis).
+  std::string escaped = note;
+  escaped.replace(escaped.find("shared_host"), 11, "shared\\_host");
+  CHECK_THAT(slurp(dir / "o" / "report.md"), Catch::Matchers::Contains("\nNotes on the prediction:\n\n") && Catch::Matchers::Contains("- " + escaped + "\n"));
+  const auto j = nlohmann::json::parse(slurp(dir / "o" / "execution.json"));
+  const auto d = nlohmann::json::parse(slurp(dir / "d" / "execution.json"));
+  CHECK(std::count(j.at("prediction_notes").begin(), j.at("prediction_notes").end(), note) == 1);
+  CHECK(j.at("predicted_step_s").get<double>() > d.at("predicted_step_s").get<double>());
 }
 
 TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, the outer all-reduce every H steps", "[cli][execute][mpi][local-update]") {

@@ -122,6 +122,12 @@ TEST_CASE("exec: one device runs every task of its step once a step, each comput
   REQUIRE(c.rank_compute_predicted_s.size() == 1);
   CHECK(c.rank_compute_measured_s[0] == Approx(busy).epsilon(1e-12));
   CHECK(c.rank_compute_predicted_s[0] == Approx(simulated).epsilon(1e-12));
+  // Each compute task's simulated span is shared among its passes' classes, so the compute classes'
+  // predictions add up to the rank's predicted compute.
+  double classes_predicted = 0;
+  for (const auto& f : c.classes)
+    if (f.name != "idle compute") classes_predicted += f.predicted_s;
+  CHECK(classes_predicted == Approx(simulated).epsilon(1e-9));
   for (const auto& f : c.classes)
     if (f.name == "idle compute") CHECK(f.measured_s == Approx(c.measured_median_s - busy).epsilon(1e-9));
   // The measured timeline keeps the simulated layout: every task placed, the makespan the median step.

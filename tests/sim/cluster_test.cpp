@@ -81,6 +81,46 @@ TEST_CASE("build_cluster: a device kind's measured rank spread slows every devic
   CHECK(build_cluster(spec, datasheet_profile()).devices[1].speed_factor == 1.0);
 }
 
+TEST_CASE("build_cluster: a node of two devices or more is priced by its kind's shared-host entry", "[sim][cluster]") {
+  // The entry `parasim calibrate --backend mpi` writes ("host-cpu@2", the same kernels with two
+  // ranks of the host running at once): every device of a two-device node takes its figures, and
+  // its rank spread (the entry's own: measured on the same ranks); one device alone keeps the
+  // kind's own; the kind stays host-cpu either way (the executor checks it).
+  Profile profile = datasheet_profile();
+  DeviceProfile shared = profile.devices.at("host-cpu");
+  shared.memory_bandwidth_bytes_per_s /= 2;
+  shared.rank_spread = {2, 1.25};
+  profile.devices["host-cpu@2"] = shared;
+  profile.devices["host-cpu"].shared_host = {2, "host-cpu@2"};
+  ClusterSpec spec;
+  spec.device = "host-cpu";
+  spec.nodes = 1;
+  spec.devices_per_node = 2;
+  spec.intra_node.link = "shm";
+  REQUIRE(!check_cluster_spec(spec, profile));
+  Cluster c = build_cluster(spec, profile);
+  REQUIRE(c.devices.size() == 2);
+  for (const Device& d : c.devices) {
+    CHECK(d.kind == "host-cpu");
+    CHECK(d.priced_as == "host-cpu@2");
+    CHECK(d.figures() == "host-cpu@2");
+    CHECK_THAT(d.speed_factor, WithinRel(1 / 1.25, 1e-12));
+  }
+  CHECK(shared_host_entry(profile, "host-cpu", 2) == "host-cpu@2");
+  CHECK(shared_host_entry(profile, "host-cpu", 1) == "host-cpu");
+  spec.devices_per_node = 1;
+  c = build_cluster(spec, profile);
+  CHECK(c.devices[0].priced_as.empty());
+  CHECK(c.devices[0].figures() == "host-cpu");
+  CHECK(c.devices[0].speed_factor == 1.0);
+  // Two nodes of one device each: no host runs two ranks, so no device takes the entry (each gets
+  // the kind's own figures; the kind has no rank spread of its own here).
+  spec.nodes = 2;
+  spec.inter_node.link = "ethernet-100";
+  REQUIRE(!check_cluster_spec(spec, profile));
+  for (const Device& d : build_cluster(spec, profile).devices) CHECK(d.figures() == "host-cpu");
+}
+
 TEST_CASE("build_cluster: PCIe V100 shares one NIC among eight GPUs", "[sim][cluster]") {
   const Cluster c = build_cluster(preset("pcie-v100", 4), datasheet_profile());
   CHECK(c.intra_kind == IntraNodeKind::PCIe);

@@ -76,7 +76,7 @@ const Engine kWorklist{"simulate_fifo (dataflow worklist)", &worklist};
 const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
 // The interference engine with every rate 1 must give the same timelines (sim/engine/interference_engine.hpp).
 Timeline free_overlap(const TaskGraph& g, std::span<const Picoseconds> ps) {
-  const Interference x{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}};
+  const Interference x{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}};
   return simulate_interference(g, ps, x).timeline;
 }
 const Engine kInterference{"simulate_interference (fluid event loop, every rate 1)", &free_overlap};
@@ -289,7 +289,7 @@ TEST_CASE("engine: a ring all-reduce simulated alone takes 2(p-1)/p · S/B + 2(p
   Cluster cluster;
   cluster.nodes = 1;
   cluster.devices_per_node = p;
-  for (std::int64_t id = 0; id < p; ++id) cluster.devices.push_back(Device{id, 0, "chip", 1});
+  for (std::int64_t id = 0; id < p; ++id) cluster.devices.push_back(Device{id, 0, "chip", 1, ""});
   cluster.intra = Link{"wire", 100e9, 1e-6, EfficiencyCurve{{{1.0, 1.0}}}, {}, {}};
   cluster.inter = cluster.intra;
   std::vector<std::int64_t> members;

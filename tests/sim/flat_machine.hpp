@@ -38,7 +38,7 @@ inline sim::Cluster flat_cluster(std::int64_t devices, double bandwidth = 1e30, 
   sim::Cluster c;
   c.nodes = 1;
   c.devices_per_node = devices;
-  for (std::int64_t id = 0; id < devices; ++id) c.devices.push_back(sim::Device{id, 0, "chip", 1});
+  for (std::int64_t id = 0; id < devices; ++id) c.devices.push_back(sim::Device{id, 0, "chip", 1, ""});
   c.intra = sim::Link{"wire", bandwidth, latency, flat_curve(), {}, {}};
   c.inter = c.intra;
   c.nics_per_node = devices;

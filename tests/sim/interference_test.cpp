@@ -14,6 +14,7 @@
 #include "small_gpt.hpp"
 #include "test_clusters.hpp"
 
+#include "common/error.hpp"
 #include "sim/collectives.hpp"
 #include "sim/engine/fifo_engine.hpp"
 #include "sim/engine/interference_engine.hpp"
@@ -42,7 +43,7 @@ InterferenceRates uniform(double compute, double communication) {
 
 /// Every device of a `devices`-device graph at `rates`.
 Interference everywhere(std::int64_t devices, InterferenceRates rates) {
-  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}};
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}, {}, {}};
 }
 
 /// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
@@ -219,6 +220,57 @@ TEST_CASE("interference: a collective slows while any of its devices computes", 
   CHECK(tl.finish_ps[gemm] == 38);  // 37.5 rounded half away from zero
   CHECK(tl.finish_ps[ar] == 79);
   CHECK(compute_stretch_ps(g, tl.timeline.start_ps, tl.finish_ps) == std::vector<std::int64_t>{0, 8});
+}
+
+TEST_CASE("interference: compute slows while another device of its host computes (a shared host)", "[sim][engine][interference][shared-host]") {
+  // Three devices: 0 and 1 share a host, 2 is alone on its own. Device 0 computes A (100 ps of
+  // work at its host's speed alone) from t = 0; device 1 computes B (40 ps) after device 2's C
+  // (20 ps) — a dependency, so B starts at 20. Beside the host's other compute, A keeps 0.5 of its
+  // speed and B 0.25; C, alone on its host, keeps all of it whatever runs.
+  //   t = 0–20: A alone at rate 1, 20 ps done; C runs 0–20.
+  //   t = 20: B starts; A and B both slowed. B at 0.25 needs 160 ps → 180; A at 0.5 has 80 left → 180.
+  //   Both end at t = 180 (A: 20 + 160 · 0.5 = 100; B: 160 · 0.25 = 40).
+  // Then the same with B's work at 20 ps: B at 0.25 ends at 20 + 80 = 100, A has done 20 + 40 = 60,
+  // its last 40 alone at rate 1: A ends at 140.
+  for (const std::int64_t b_work : {40, 20}) {
+    TaskGraphBuilder b(3, {Stream::Compute, Stream::DataComm});
+    const TaskId a = b.add(TaskKind::Compute, 0, kCompute, Picoseconds(100), Category::Forward, -1, b.label("A"), {});
+    b.enqueue(a);
+    const TaskId c = b.add(TaskKind::Compute, 2, kCompute, Picoseconds(20), Category::Forward, -1, b.label("C"), {});
+    b.enqueue(c);
+    const TaskId bt = b.add(TaskKind::Compute, 1, kCompute, Picoseconds(b_work), Category::Forward, -1, b.label("B"), std::vector<TaskId>{c});
+    b.enqueue(bt);
+    const TaskGraph g = std::move(b).finish();
+    Interference x = everywhere(3, uniform(1, 1));
+    x.host_of = {0, 0, -1};
+    x.together.assign(g.task_count(), 1.0f);
+    x.together[a] = 0.5f;
+    x.together[bt] = 0.25f;
+    x.together[c] = 0.5f;  // alone on its host: never applied
+    CHECK_FALSE(x.none());
+    const InterferedTimeline tl = simulate_interference(g, {}, x);
+    CHECK_FALSE(tl.one_pass);
+    CHECK(tl.finish_ps[c] == 20);
+    CHECK(tl.timeline.start_ps[bt] == 20);
+    if (b_work == 40) {
+      CHECK(tl.finish_ps[a] == 180);
+      CHECK(tl.finish_ps[bt] == 180);
+    } else {
+      CHECK(tl.finish_ps[bt] == 100);
+      CHECK(tl.finish_ps[a] == 140);
+    }
+  }
+  // A rate above 1, or rates without a host per device, are refused.
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+  b.enqueue(b.add(TaskKind::Compute, 0, kCompute, Picoseconds(10), Category::Forward, -1, b.label("A"), {}));
+  const TaskGraph g = std::move(b).finish();
+  Interference x = everywhere(2, uniform(1, 1));
+  x.host_of = {0, 0};
+  x.together = {1.5f};
+  CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
+  x.together = {0.5f};
+  x.host_of = {0};
+  CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
 }
 
 TEST_CASE("interference: the one-pass engine and the event loop give the same timeline", "[sim][engine][interference]") {

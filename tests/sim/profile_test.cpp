@@ -184,7 +184,7 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
           "\"gemm_efficiency_by_dtype\", \"gemm_thin_backward_efficiency\", \"gemm_thin_efficiency\", \"gemm_thin_efficiency_by_dim\", \"held_out\", \"interference\", \"kernel_launch_overhead_s\", "
           "\"memory_bandwidth_bytes_per_s\", \"memory_capacity_bytes\", \"memory_efficiency\", \"memory_reserved_bytes\", \"memory_reuse_bytes_per_s\", "
           "\"memory_reuse_efficiency\", \"memory_reuse_read_efficiency\", "
-          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"rank_spread\", \"softmax_flops_per_s\", \"sources\", "
+          "\"optimizer_bytes_per_s\", \"optimizer_flops_per_s\", \"optimizer_memory_efficiency\", \"peak_flops_per_s\", \"rank_spread\", \"shared_host\", \"softmax_flops_per_s\", \"sources\", "
           "\"weight_reuse_backward_bytes_per_s\", \"weight_reuse_backward_efficiency\", \"weight_reuse_bytes_per_s\" or \"weight_reuse_efficiency\"");
   }
   SECTION("operands out of cache: each rate with its curve, read back as written") {
@@ -224,6 +224,23 @@ TEST_CASE("profile JSON: errors name file, line, column, pointer and the fault",
     CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
     CHECK_THAT(error_of(make(",\n      \"rank_spread\": {\"ranks\": 2, \"slowest_over_mean\": 0.9}")),
                Catch::Matchers::Contains("at /devices/chip/rank_spread/slowest_over_mean") && Catch::Matchers::Contains("0.9"));
+  }
+  SECTION("the shared-host entry: read back as written; a name the profile lacks, or an entry with its own, refused") {
+    // A second device, "chip@2", closed by the template's own brace.
+    const std::string second = "\n    },\n    \"chip@2\": {\n      \"peak_flops_per_s\": { \"bf16\": 9e11 },\n"
+                               "      \"memory_bandwidth_bytes_per_s\": 5e10,\n      \"memory_capacity_bytes\": 1e9,\n"
+                               "      \"gemm_efficiency\": [[1e6, 0.5]],\n      \"memory_efficiency\": [[1e6, 0.8]],\n"
+                               "      \"kernel_launch_overhead_s\": 1e-6";
+    const Profile p = profile_from_json(JsonDocument::parse(make(",\n      \"shared_host\": {\"ranks\": 2, \"device\": \"chip@2\"}" + second), "p.json"));
+    CHECK(p.device("chip").shared_host == DeviceProfile::SharedHost{2, "chip@2"});
+    CHECK(p.device("chip@2").memory_bandwidth_bytes_per_s == 5e10);
+    CHECK(profile_from_json(JsonDocument::parse(to_json(p).dump(), "again.json")) == p);
+    CHECK(error_of(make(",\n      \"shared_host\": {\"ranks\": 2, \"device\": \"chip@3\"}" + second)) ==
+          "p.json:12:45: at /devices/chip/shared_host/device: unknown device \"chip@3\" (did you mean \"chip@2\"?); the profile's devices are \"chip\" or \"chip@2\"");
+    CHECK_THAT(error_of(make(",\n      \"shared_host\": {\"ranks\": 2, \"device\": \"chip\"}")),
+               Catch::Matchers::Contains("at /devices/chip/shared_host/device: found \"chip\", a device with a shared_host entry of its own"));
+    CHECK_THAT(error_of(make(",\n      \"shared_host\": {\"ranks\": 1, \"device\": \"chip@2\"}" + second)),
+               Catch::Matchers::Contains("at /devices/chip/shared_host/ranks"));
   }
   SECTION("the optimizer's measured update: its rate and curve together, read back as written") {
     const Profile p = profile_from_json(JsonDocument::parse(

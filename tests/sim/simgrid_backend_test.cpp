@@ -196,7 +196,7 @@ TEST_CASE("4x4x4 torus: per-dimension rings give the closed form, all-to-all is 
   Cluster star;
   star.nodes = 1;
   star.devices_per_node = 64;
-  for (std::int64_t id = 0; id < 64; ++id) star.devices.push_back(Device{id, 0, "chip", 1});
+  for (std::int64_t id = 0; id < 64; ++id) star.devices.push_back(Device{id, 0, "chip", 1, ""});
   star.intra = flat("port", 300e9, 1e-6);
   star.inter = star.intra;
   star.nics_per_node = 64;

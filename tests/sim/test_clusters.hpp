@@ -22,7 +22,7 @@ inline sim::Cluster switched(std::int64_t nodes, std::int64_t per_node, double o
   sim::Cluster c;
   c.nodes = nodes;
   c.devices_per_node = per_node;
-  for (std::int64_t id = 0; id < nodes * per_node; ++id) c.devices.push_back(sim::Device{id, id / per_node, "chip", 1});
+  for (std::int64_t id = 0; id < nodes * per_node; ++id) c.devices.push_back(sim::Device{id, id / per_node, "chip", 1, ""});
   c.intra = flat("fast", 100e9, 1e-6);
   c.inter = flat("nic", 10e9, 5e-6);
   c.nics_per_node = per_node;
@@ -47,7 +47,7 @@ inline sim::Cluster torus(std::vector<std::int64_t> dims) {
   for (auto d : dims) n *= d;
   c.devices_per_node = 4;
   c.nodes = n / 4;
-  for (std::int64_t id = 0; id < n; ++id) c.devices.push_back(sim::Device{id, id / 4, "chip", 1});
+  for (std::int64_t id = 0; id < n; ++id) c.devices.push_back(sim::Device{id, id / 4, "chip", 1, ""});
   c.inter_kind = sim::InterNodeKind::Torus;
   c.intra = flat("ici", 50e9, 1e-6);
   c.inter = flat("ici", 50e9, 1e-6);

@@ -124,6 +124,44 @@ TEST_CASE("a profile's rank spread runs every device of a multi-device step at t
   CHECK(std::none_of(alone.notes.begin(), alone.notes.end(), [](const std::string& n) { return n.rfind("Every device computes", 0) == 0; }));
 }
 
+TEST_CASE("a profile's shared-host entry prices every device of a multi-device node while others compute, and says so", "[sim][topology][shared-host]") {
+  // The A100 with a shared-host entry whose memory bandwidth is half its own ("a100-80gb@4", as
+  // `parasim calibrate --backend mpi` writes for a host's ranks running at once). On a node of 8,
+  // each compute task keeps (its time by the A100's figures) / (its time by the entry's) of its
+  // speed while another device of the node computes: the step is longer than the datasheet's, and
+  // at most the step of the same cluster whose devices are a100-80gb@4 by name (every task at the
+  // entry's price throughout; the analytical engine prices a task alone whenever the node's other
+  // devices do not compute). One note says so, and that the node has more devices than were
+  // measured. One device alone keeps the kind's own figures and no note.
+  sim::Profile profile = sim::datasheet_profile();
+  sim::DeviceProfile shared = profile.devices.at("a100-80gb");
+  shared.name = "a100-80gb@4";
+  shared.memory_bandwidth_bytes_per_s /= 2;
+  profile.devices["a100-80gb@4"] = shared;
+  profile.devices["a100-80gb"].shared_host = {4, "a100-80gb@4"};
+  sim::ClusterSpec spec = *sim::cluster_preset("dgx-a100");
+  spec.nodes = 1;
+  const sim::Result priced = step(sim::build_cluster(spec, profile), profile, plan(2, 1, 4));
+  sim::ClusterSpec by_name = spec;
+  by_name.device = "a100-80gb@4";
+  const sim::Result named = step(sim::build_cluster(by_name, profile), profile, plan(2, 1, 4));
+  const sim::Result datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(2, 1, 4));
+  CHECK(priced.step_time_s <= named.step_time_s * (1 + 1e-6));  // each task's rate is a float
+  CHECK(priced.step_time_s > datasheet.step_time_s);
+  CHECK(priced.device_kind == "a100-80gb");
+  CHECK(std::count_if(priced.notes.begin(), priced.notes.end(), [](const std::string& n) {
+          return n == "Each a100-80gb is priced by the profile's \"a100-80gb@4\" figures: its kernels measured with 4 ranks of one host running "
+                      "them at the same moment (the profile's shared_host), as the 8 devices of a node share its memory bandwidth and caches; "
+                      "while no other device of its node computes, by its own figures (the engine follows which devices compute when); "
+                      "the node has more devices than were measured, so its kernels may run slower still.";
+        }) == 1);
+  spec.devices_per_node = 1;
+  const sim::Result alone = step(sim::build_cluster(spec, profile), profile, plan(1, 1, 1));
+  const sim::Result alone_datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(1, 1, 1));
+  CHECK(alone.step_time_s == alone_datasheet.step_time_s);
+  CHECK(std::none_of(alone.notes.begin(), alone.notes.end(), [](const std::string& n) { return n.rfind("Each a100-80gb is priced", 0) == 0; }));
+}
+
 TEST_CASE("changing any topology field changes the result, or the result says it has no effect", "[sim][topology][notes]") {
   const auto& profile = sim::datasheet_profile();
   struct Change {
