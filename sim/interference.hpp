@@ -82,8 +82,12 @@ struct Interference {
   /// figures measured with the host's ranks running at once, at most 1) while another device of its
   /// host (`host_of`, per device: the same number for the devices of one host, −1 for a device alone
   /// on its host) runs a compute task, and all of it while none does. Both empty: no such coupling.
+  /// `host_weight`, per device: how many devices of its host it stands for (itself, and under the
+  /// data-parallel replica shortcut the unsimulated replicas on its host, which compute when it
+  /// does); empty: 1 each.
   std::vector<std::int64_t> host_of;
   std::vector<float> together;
+  std::vector<std::int64_t> host_weight;
   bool operator==(const Interference&) const = default;
   /// Some compute is slowed beside its host's other devices' compute.
   [[nodiscard]] bool hosts_shared() const { return !together.empty(); }

@@ -88,6 +88,20 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
     interference.host_of.assign(static_cast<std::size_t>(g.devices), -1);
     for (const Device& d : cluster.devices)
       if (!d.priced_as.empty() && d.id < g.devices) interference.host_of[static_cast<std::size_t>(d.id)] = d.node;
+    // Under the data-parallel replica shortcut only replica 0's devices are simulated, and each other
+    // replica's device computes when its image in replica 0 does: a device stands for itself and for
+    // the replicas of it on its own host (a replica on another device's host is not counted there).
+    interference.host_weight.assign(static_cast<std::size_t>(g.devices), 0);
+    for (const Device& d : cluster.devices) {
+      std::int64_t image = d.id;
+      if (s.step.replica_shortcut) {
+        auto coords = plan.mesh.coords_of(d.id);
+        coords[static_cast<std::size_t>(plan.dp_axis)] = 0;
+        image = plan.mesh.device_at(coords);
+      }
+      if (cluster.devices[static_cast<std::size_t>(image)].node == d.node) ++interference.host_weight[static_cast<std::size_t>(image)];
+    }
+    for (std::int64_t& w : interference.host_weight) w = std::max<std::int64_t>(w, 1);
   }
   const bool interfered = !interference.none();
   // Under interference the step is also simulated with overlap free, to say what interference cost.

@@ -112,7 +112,7 @@ class Fluid {
       std::int64_t hosts = 0;
       for (const std::int64_t h : x_.host_of) hosts = std::max(hosts, h + 1);
       host_devices_.resize(static_cast<std::size_t>(hosts));
-      host_busy_.assign(static_cast<std::size_t>(hosts), 0);
+      host_busy_.assign(static_cast<std::size_t>(hosts), std::int64_t{0});
       for (std::size_t d = 0; d < x_.host_of.size(); ++d)
         if (x_.host_of[d] >= 0) host_devices_[static_cast<std::size_t>(x_.host_of[d])].push_back(d);
     }
@@ -257,10 +257,10 @@ class Fluid {
 
   // What compute task t on device d keeps beside its host's other devices: its `together` rate while
   // another device of the host computes, else all of its speed.
+  // Precondition: d computes (t runs there), so the host's count includes d's weight.
   double host_rate(TaskId t, std::size_t d) const {
     if (!x_.hosts_shared() || x_.host_of[d] < 0) return 1;
-    const auto h = static_cast<std::size_t>(x_.host_of[d]);
-    return host_busy_[h] - (computing_[d].empty() ? 0 : 1) > 0 ? static_cast<double>(x_.together[t]) : 1;
+    return host_busy_[static_cast<std::size_t>(x_.host_of[d])] >= 2 ? static_cast<double>(x_.together[t]) : 1;
   }
   // Device d of a shared host starts computing (its first running compute task) or stops (its
   // last): where that takes the host from one computing device to two, or back, the other
@@ -270,10 +270,10 @@ class Fluid {
   void host_changes(std::size_t d, std::int64_t now, int by) {
     if (!x_.hosts_shared() || x_.host_of[d] < 0) return;
     const auto h = static_cast<std::size_t>(x_.host_of[d]);
-    const int before = host_busy_[h];
-    host_busy_[h] += by;
-    // Only the step between one device and two changes another device's rate.
-    if (!((before == 1 && host_busy_[h] == 2) || (before == 2 && host_busy_[h] == 1))) return;
+    const std::int64_t before = host_busy_[h];
+    host_busy_[h] += by * (x_.host_weight.empty() ? 1 : x_.host_weight[d]);
+    // Only a step across two computing devices changes another device's rate.
+    if ((before >= 2) == (host_busy_[h] >= 2)) return;
     for (const std::size_t other : host_devices_[h]) {
       if (other == d || computing_[other].empty()) continue;
       const double rate = compute_rate(other);
@@ -322,7 +322,7 @@ class Fluid {
   std::vector<std::vector<TaskId>> computing_;  // per device: its running compute tasks (one per compute stream)
   std::vector<std::vector<TaskId>> in_flight_;  // per device: collectives running on it
   std::vector<std::vector<std::size_t>> host_devices_;  // per shared host: its devices
-  std::vector<int> host_busy_;                          // per shared host: its devices now computing
+  std::vector<std::int64_t> host_busy_;                 // per shared host: its devices now computing (weighted)
   std::vector<std::uint32_t> slot_of_;          // per task: its slot while it runs
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_;
@@ -443,7 +443,7 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                                          ProgressSink* progress) {
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
   // No entries at all: every rate 1.
-  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}};
+  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}, {}};
   const Interference& interference = given.of_device.empty() ? free : given;
   PARASIM_CHECK(interference.of_device.size() == static_cast<std::size_t>(g.devices), "one interference entry per device");
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
@@ -457,6 +457,9 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
   PARASIM_CHECK(!interference.hosts_shared() || (interference.together.size() == g.task_count() &&
                                                   interference.host_of.size() == static_cast<std::size_t>(g.devices)),
                 "a shared host needs a rate per task and a host per device");
+  PARASIM_CHECK(interference.host_weight.empty() || interference.host_weight.size() == static_cast<std::size_t>(g.devices),
+                "a host weight per device");
+  for (const std::int64_t w : interference.host_weight) PARASIM_CHECK(w >= 1, "a device stands for itself at least");
   for (const float f : interference.together) PARASIM_CHECK(f > 0 && f <= 1, "a compute task beside its host's others keeps a share of its speed in (0, 1]");
   check_time_range(g, collective_ps, interference.slowest_rate());
   // The one pass times each device's compute against the collectives timed before it; a device's

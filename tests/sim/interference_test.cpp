@@ -43,7 +43,7 @@ InterferenceRates uniform(double compute, double communication) {
 
 /// Every device of a `devices`-device graph at `rates`.
 Interference everywhere(std::int64_t devices, InterferenceRates rates) {
-  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}, {}, {}};
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}, {}, {}, {}};
 }
 
 /// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
@@ -259,6 +259,22 @@ TEST_CASE("interference: compute slows while another device of its host computes
       CHECK(tl.finish_ps[bt] == 100);
       CHECK(tl.finish_ps[a] == 140);
     }
+  }
+  {
+    // Device 0 standing for two devices of its host (itself and an unsimulated data-parallel replica
+    // of it, which computes when it does): A keeps 0.5 throughout, 100 ps of work end at 200; device
+    // 1 of the same host, weight 1, computing nothing.
+    TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+    const TaskId a = b.add(TaskKind::Compute, 0, kCompute, Picoseconds(100), Category::Forward, -1, b.label("A"), {});
+    b.enqueue(a);
+    const TaskGraph g = std::move(b).finish();
+    Interference x = everywhere(2, uniform(1, 1));
+    x.host_of = {0, 0};
+    x.together = {0.5f};
+    x.host_weight = {2, 1};
+    CHECK(simulate_interference(g, {}, x).finish_ps[a] == 200);
+    x.host_weight = {1, 1};
+    CHECK(simulate_interference(g, {}, x).finish_ps[a] == 100);
   }
   // A rate above 1, or rates without a host per device, are refused.
   TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});

@@ -128,11 +128,10 @@ TEST_CASE("a profile's shared-host entry prices every device of a multi-device n
   // The A100 with a shared-host entry whose memory bandwidth is half its own ("a100-80gb@4", as
   // `parasim calibrate --backend mpi` writes for a host's ranks running at once). On a node of 8,
   // each compute task keeps (its time by the A100's figures) / (its time by the entry's) of its
-  // speed while another device of the node computes: the step is longer than the datasheet's, and
-  // at most the step of the same cluster whose devices are a100-80gb@4 by name (every task at the
-  // entry's price throughout; the analytical engine prices a task alone whenever the node's other
-  // devices do not compute). One note says so, and that the node has more devices than were
-  // measured. One device alone keeps the kind's own figures and no note.
+  // speed while another device of the node computes: the step is longer than the datasheet's. One
+  // note says so, and that the node has more devices than were measured. A pipeline of two stages
+  // on a node of 2 pays the entry's price only where both stages compute: less than by name, more
+  // than the datasheet's. One device alone keeps the kind's own figures and no note.
   sim::Profile profile = sim::datasheet_profile();
   sim::DeviceProfile shared = profile.devices.at("a100-80gb");
   shared.name = "a100-80gb@4";
@@ -146,7 +145,10 @@ TEST_CASE("a profile's shared-host entry prices every device of a multi-device n
   by_name.device = "a100-80gb@4";
   const sim::Result named = step(sim::build_cluster(by_name, profile), profile, plan(2, 1, 4));
   const sim::Result datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(2, 1, 4));
-  CHECK(priced.step_time_s <= named.step_time_s * (1 + 1e-6));  // each task's rate is a float
+  // Data and tensor parallel: every device of the node computes when the others do (under the
+  // replica shortcut each simulated device stands for its replicas on the node), so every task pays
+  // the entry's price, as by name (each task's rate is a float: within 1e-6).
+  CHECK_THAT(priced.step_time_s, WithinRel(named.step_time_s, 1e-6));
   CHECK(priced.step_time_s > datasheet.step_time_s);
   CHECK(priced.device_kind == "a100-80gb");
   CHECK(std::count_if(priced.notes.begin(), priced.notes.end(), [](const std::string& n) {
@@ -155,6 +157,13 @@ TEST_CASE("a profile's shared-host entry prices every device of a multi-device n
                       "while no other device of its node computes, by its own figures (the engine follows which devices compute when); "
                       "the node has more devices than were measured, so its kernels may run slower still.";
         }) == 1);
+  spec.devices_per_node = 2;
+  by_name.devices_per_node = 2;
+  const sim::Result pipeline = step(sim::build_cluster(spec, profile), profile, plan(1, 2, 1));
+  const sim::Result pipeline_named = step(sim::build_cluster(by_name, profile), profile, plan(1, 2, 1));
+  const sim::Result pipeline_datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(1, 2, 1));
+  CHECK(pipeline.step_time_s < pipeline_named.step_time_s);
+  CHECK(pipeline.step_time_s > pipeline_datasheet.step_time_s);
   spec.devices_per_node = 1;
   const sim::Result alone = step(sim::build_cluster(spec, profile), profile, plan(1, 1, 1));
   const sim::Result alone_datasheet = step(sim::build_cluster(spec, sim::datasheet_profile()), sim::datasheet_profile(), plan(1, 1, 1));
