@@ -55,17 +55,25 @@ TEST_CASE("build_cluster: DGX A100 nodes", "[sim][cluster]") {
   CHECK(c.rail_optimized);
 }
 
+namespace {
+/// Two ranks of this host's CPU on one node, over shared memory (scenarios/execute's clusters).
+ClusterSpec two_cpu_ranks() {
+  ClusterSpec spec;
+  spec.device = "host-cpu";
+  spec.nodes = 1;
+  spec.devices_per_node = 2;
+  spec.intra_node.link = "shm";
+  return spec;
+}
+}  // namespace
+
 TEST_CASE("build_cluster: a device kind's measured rank spread slows every device of a cluster of two or more", "[sim][cluster]") {
   // host-cpu with the slowest of two ranks 1.08 times their mean (what calibrate --backend mpi
   // writes): two ranks run at 1/1.08 of the profile's speed, a straggler's factor on top of that; one
   // rank alone at the profile's speed; a kind without the measurement (the datasheet's) as before.
   Profile profile = datasheet_profile();
   profile.devices["host-cpu"].rank_spread = {2, 1.08};
-  ClusterSpec spec;
-  spec.device = "host-cpu";
-  spec.nodes = 1;
-  spec.devices_per_node = 2;
-  spec.intra_node.link = "shm";
+  ClusterSpec spec = two_cpu_ranks();
   REQUIRE(!check_cluster_spec(spec, profile));
   Cluster c = build_cluster(spec, profile);
   REQUIRE(c.devices.size() == 2);
@@ -92,11 +100,7 @@ TEST_CASE("build_cluster: a node of two devices or more is priced by its kind's 
   shared.rank_spread = {2, 1.25};
   profile.devices["host-cpu@2"] = shared;
   profile.devices["host-cpu"].shared_host = {2, "host-cpu@2"};
-  ClusterSpec spec;
-  spec.device = "host-cpu";
-  spec.nodes = 1;
-  spec.devices_per_node = 2;
-  spec.intra_node.link = "shm";
+  ClusterSpec spec = two_cpu_ranks();
   REQUIRE(!check_cluster_spec(spec, profile));
   Cluster c = build_cluster(spec, profile);
   REQUIRE(c.devices.size() == 2);
