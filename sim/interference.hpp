@@ -85,9 +85,22 @@ struct Interference {
   /// `host_weight`, per device: how many devices of its host it stands for (itself, and under the
   /// data-parallel replica shortcut the unsimulated replicas on its host, which compute when it
   /// does); empty: 1 each.
+  ///
+  /// `together` is measured with the host's devices running the same kernels at the same moment
+  /// (calibrate --backend mpi runs its sweep in step), so their memory traffic comes at the same
+  /// instants: it is the slowdown beside a twin, a device running the same work (data- and
+  /// tensor-parallel ranks of one stage, and the replicas a device stands for). Beside different
+  /// work (another pipeline stage) the two tasks' memory phases meet only by chance: if the task's
+  /// slowdown comes from the time both move memory, and the other task moves memory for a share
+  /// `memory_duty[k]` of its time, independently of this one, the slowdown is that share of the
+  /// twin's: the task keeps 1 − (1 − together[t]) · memory_duty[k], at the largest duty beside it.
+  /// `memory_duty`, per task with `together`: its kernels' memory time (bytes over the host's
+  /// bandwidth alone, sim/cost_model.hpp) over its duration alone, at most 1; empty: every other
+  /// task counts as a twin.
   std::vector<std::int64_t> host_of;
   std::vector<float> together;
   std::vector<std::int64_t> host_weight;
+  std::vector<float> memory_duty;
   bool operator==(const Interference&) const = default;
   /// Some compute is slowed beside its host's other devices' compute.
   [[nodiscard]] bool hosts_shared() const { return !together.empty(); }

@@ -17,6 +17,59 @@
 
 namespace parasim::sim {
 
+namespace {
+
+/// The coupling of the devices of shared hosts (Interference::together, memory_duty, host_of,
+/// host_weight) for the analytical engine, which times each compute task of `step` by its host's
+/// figures alone: `step` is re-costed with the devices' own figures, and each task keeps `together`
+/// (alone over shared-host time) while another device of its host computes.
+void couple_shared_hosts(LoweredStep& step, const strategies::Plan& plan, const Cluster& cluster, const Profile& profile, Interference& interference) {
+  TaskGraph& g = step.tasks;
+  const std::vector<std::int64_t> shared_ps = g.duration_ps;
+  Cluster alone = cluster;
+  for (Device& d : alone.devices) d.priced_as.clear();
+  // Memory time first: every arithmetic rate unbounded and no launch overhead, so that each kernel
+  // takes its memory time alone (sim/cost_model.hpp: the larger of its FLOP and byte times).
+  Profile memory_only = profile;
+  for (auto& [name, device] : memory_only.devices) {
+    constexpr double kUnbounded = 1e300;
+    for (auto& [dtype, peak] : device.peak_flops_per_s) peak = kUnbounded;
+    device.softmax_flops_per_s = kUnbounded;
+    device.optimizer_flops_per_s = kUnbounded;
+    device.kernel_launch_overhead_s = 0;
+  }
+  recost(step, plan, alone, memory_only);
+  const std::vector<std::int64_t> memory_ps = g.duration_ps;
+  recost(step, plan, alone, profile);
+  interference.together.assign(g.task_count(), 1.0f);
+  interference.memory_duty.assign(g.task_count(), 1.0f);
+  for (TaskId t = 0; t < g.task_count(); ++t) {
+    if (g.kind[t] != TaskKind::Compute || cluster.devices[static_cast<std::size_t>(g.owner[t])].priced_as.empty()) continue;
+    const auto alone_ps = static_cast<double>(g.duration_ps[t]);
+    if (shared_ps[t] > 0) interference.together[t] = static_cast<float>(std::min(1.0, alone_ps / static_cast<double>(shared_ps[t])));
+    if (alone_ps > 0) interference.memory_duty[t] = static_cast<float>(std::min(1.0, static_cast<double>(memory_ps[t]) / alone_ps));
+  }
+  interference.host_of.assign(static_cast<std::size_t>(g.devices), -1);
+  for (const Device& d : cluster.devices)
+    if (!d.priced_as.empty() && d.id < g.devices) interference.host_of[static_cast<std::size_t>(d.id)] = d.node;
+  // Under the data-parallel replica shortcut only replica 0's devices are simulated, and each other
+  // replica's device computes when its image in replica 0 does: a device stands for itself and for
+  // the replicas of it on its own host (a replica on another device's host is not counted there).
+  interference.host_weight.assign(static_cast<std::size_t>(g.devices), 0);
+  for (const Device& d : cluster.devices) {
+    std::int64_t image = d.id;
+    if (step.replica_shortcut) {
+      auto coords = plan.mesh.coords_of(d.id);
+      coords[static_cast<std::size_t>(plan.dp_axis)] = 0;
+      image = plan.mesh.device_at(coords);
+    }
+    if (cluster.devices[static_cast<std::size_t>(image)].node == d.node) ++interference.host_weight[static_cast<std::size_t>(image)];
+  }
+  for (std::int64_t& w : interference.host_weight) w = std::max<std::int64_t>(w, 1);
+}
+
+}  // namespace
+
 std::string_view to_string(Backend b) { return b == Backend::SimGrid ? "simgrid" : "analytical"; }
 
 Interference step_interference(const TaskGraph& tasks, const Cluster& cluster, const Profile& profile) {
@@ -70,39 +123,10 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
   Interference interference = step_interference(s.step.tasks, cluster, profile);
   // Devices priced by their kind's shared-host entry (build_cluster: a node of two devices or more
   // whose kind has one) share their host's memory bandwidth and caches only while more than one of
-  // them computes. The analytical engine follows that: each compute task is timed by the host's
-  // figures alone, and keeps `together` of its speed (alone over shared-host time) while another
-  // device of its host computes (sim/interference.hpp). The SimGrid backend prices every task by
-  // the shared-host figures throughout (the note says which).
+  // them computes. The analytical engine follows that (couple_shared_hosts); the SimGrid backend
+  // prices every task by the shared-host figures throughout (the note says which).
   const bool hosts_shared = std::any_of(cluster.devices.begin(), cluster.devices.end(), [](const Device& d) { return !d.priced_as.empty(); });
-  if (hosts_shared && backend == Backend::Analytical) {
-    const std::vector<std::int64_t> shared_ps = s.step.tasks.duration_ps;
-    Cluster alone = cluster;
-    for (Device& d : alone.devices) d.priced_as.clear();
-    recost(s.step, plan, alone, profile);
-    const TaskGraph& g = s.step.tasks;
-    interference.together.assign(g.task_count(), 1.0f);
-    for (TaskId t = 0; t < g.task_count(); ++t)
-      if (g.kind[t] == TaskKind::Compute && shared_ps[t] > 0 && !cluster.devices[static_cast<std::size_t>(g.owner[t])].priced_as.empty())
-        interference.together[t] = static_cast<float>(std::min(1.0, static_cast<double>(g.duration_ps[t]) / static_cast<double>(shared_ps[t])));
-    interference.host_of.assign(static_cast<std::size_t>(g.devices), -1);
-    for (const Device& d : cluster.devices)
-      if (!d.priced_as.empty() && d.id < g.devices) interference.host_of[static_cast<std::size_t>(d.id)] = d.node;
-    // Under the data-parallel replica shortcut only replica 0's devices are simulated, and each other
-    // replica's device computes when its image in replica 0 does: a device stands for itself and for
-    // the replicas of it on its own host (a replica on another device's host is not counted there).
-    interference.host_weight.assign(static_cast<std::size_t>(g.devices), 0);
-    for (const Device& d : cluster.devices) {
-      std::int64_t image = d.id;
-      if (s.step.replica_shortcut) {
-        auto coords = plan.mesh.coords_of(d.id);
-        coords[static_cast<std::size_t>(plan.dp_axis)] = 0;
-        image = plan.mesh.device_at(coords);
-      }
-      if (cluster.devices[static_cast<std::size_t>(image)].node == d.node) ++interference.host_weight[static_cast<std::size_t>(image)];
-    }
-    for (std::int64_t& w : interference.host_weight) w = std::max<std::int64_t>(w, 1);
-  }
+  if (hosts_shared && backend == Backend::Analytical) couple_shared_hosts(s.step, plan, cluster, profile, interference);
   const bool interfered = !interference.none();
   // Under interference the step is also simulated with overlap free, to say what interference cost.
   std::int64_t free_makespan_ps = 0;
@@ -181,7 +205,7 @@ Simulation simulate(const models::Graph& graph, const strategies::Plan& plan, co
                       std::to_string(measured) + " ranks of one host running them at the same moment (the profile's shared_host), as the " +
                       std::to_string(cluster.devices_per_node) + " devices of a node share its memory bandwidth and caches" +
                       (backend == Backend::Analytical
-                           ? "; while no other device of its node computes, by its own figures (the engine follows which devices compute when)"
+                           ? "; while no other device of its node computes, by its own figures, and beside other work than its own by that slowdown times the other work's memory duty (the engine follows which devices compute what, when)"
                            : ", throughout (the simgrid backend does not follow which devices compute when)") +
                       (measured == cluster.devices_per_node ? "."
                        : measured < cluster.devices_per_node

@@ -182,12 +182,16 @@ class Fluid {
     std::int64_t scratch = 0;
     if (g_.kind[t] == TaskKind::Compute) {
       const auto d = static_cast<std::size_t>(g_.owner[t]);
-      if (computing_[d].empty()) {
+      const bool first = computing_[d].empty();
+      if (first)
         for (const TaskId c : in_flight_[d])
           if (slot(c).busy_members++ == 0) rerate(c, now, communication_rate(c));
+      computing_[d].push_back(t);  // before the host's other devices are re-rated: t runs beside them
+      if (first) {
         host_starts(d, now);
+      } else if (!x_.memory_duty.empty()) {
+        host_changes(d, now, 0);  // the others' pressure may change with t beside them
       }
-      computing_[d].push_back(t);
       me.rate = compute_rate(d) * host_rate(t, d);
     } else if (g_.kind[t] == TaskKind::Collective) {
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
@@ -214,6 +218,8 @@ class Fluid {
         for (const TaskId c : in_flight_[d])
           if (--slot(c).busy_members == 0) rerate(c, now, 1);
         host_stops(d, now);
+      } else if (!x_.memory_duty.empty()) {
+        host_changes(d, now, 0);
       }
     } else if (g_.kind[t] == TaskKind::Collective) {
       for (const std::int64_t dev : g_.devices_of(t, scratch)) {
@@ -255,16 +261,30 @@ class Fluid {
     return me;
   }
 
-  // What compute task t on device d keeps beside its host's other devices: its `together` rate while
-  // another device of the host computes, else all of its speed.
+  // What compute task t on device d keeps beside its host's other devices: while another device of
+  // the host computes, its `together` rate beside a twin (the replicas d stands for, or another
+  // device running the same work), and beside other work that rate's slowdown times the largest
+  // memory duty among the tasks running beside it (sim/interference.hpp); else all of its speed.
   // Precondition: d computes (t runs there), so the host's count includes d's weight.
   double host_rate(TaskId t, std::size_t d) const {
     if (!x_.hosts_shared() || x_.host_of[d] < 0) return 1;
-    return host_busy_[static_cast<std::size_t>(x_.host_of[d])] >= 2 ? static_cast<double>(x_.together[t]) : 1;
+    const auto h = static_cast<std::size_t>(x_.host_of[d]);
+    if (host_busy_[h] < 2) return 1;
+    const double slowdown = 1 - static_cast<double>(x_.together[t]);
+    if (x_.memory_duty.empty() || (!x_.host_weight.empty() && x_.host_weight[d] >= 2)) return 1 - slowdown;
+    const WorkId work = g_.work_of(t);
+    double pressure = 0;
+    for (const std::size_t other : host_devices_[h]) {
+      if (other == d) continue;
+      for (const TaskId k : computing_[other])
+        pressure = std::max(pressure, work != kNoWork && g_.work_of(k) == work ? 1.0 : static_cast<double>(x_.memory_duty[k]));
+    }
+    return 1 - slowdown * pressure;
   }
   // Device d of a shared host starts computing (its first running compute task) or stops (its
-  // last): where that takes the host from one computing device to two, or back, the other
-  // devices' running compute changes speed.
+  // last), or with memory duties changes what it runs (by 0): where that takes the host from one
+  // computing device to two, or back, or changes the tasks beside them, the other devices' running
+  // compute changes speed.
   void host_starts(std::size_t d, std::int64_t now) { host_changes(d, now, +1); }
   void host_stops(std::size_t d, std::int64_t now) { host_changes(d, now, -1); }
   void host_changes(std::size_t d, std::int64_t now, int by) {
@@ -272,8 +292,9 @@ class Fluid {
     const auto h = static_cast<std::size_t>(x_.host_of[d]);
     const std::int64_t before = host_busy_[h];
     host_busy_[h] += by * (x_.host_weight.empty() ? 1 : x_.host_weight[d]);
-    // Only a step across two computing devices changes another device's rate.
-    if ((before >= 2) == (host_busy_[h] >= 2)) return;
+    // Without memory duties only a step across two computing devices changes another device's rate;
+    // with them, which task runs beside it does too.
+    if (x_.memory_duty.empty() && (before >= 2) == (host_busy_[h] >= 2)) return;
     for (const std::size_t other : host_devices_[h]) {
       if (other == d || computing_[other].empty()) continue;
       const double rate = compute_rate(other);
@@ -443,7 +464,7 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                                          ProgressSink* progress) {
   PARASIM_CHECK(collective_ps.size() == g.collectives.size(), "one duration per collective");
   // No entries at all: every rate 1.
-  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}, {}};
+  const Interference free{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}, {}, {}};
   const Interference& interference = given.of_device.empty() ? free : given;
   PARASIM_CHECK(interference.of_device.size() == static_cast<std::size_t>(g.devices), "one interference entry per device");
   for (const std::uint32_t i : interference.of_device) PARASIM_CHECK(i < interference.rates.size(), "interference index out of range");
@@ -461,6 +482,8 @@ InterferedTimeline simulate_interference(const TaskGraph& g, std::span<const Pic
                 "a host weight per device");
   for (const std::int64_t w : interference.host_weight) PARASIM_CHECK(w >= 1, "a device stands for itself at least");
   for (const float f : interference.together) PARASIM_CHECK(f > 0 && f <= 1, "a compute task beside its host's others keeps a share of its speed in (0, 1]");
+  PARASIM_CHECK(interference.memory_duty.empty() || interference.memory_duty.size() == interference.together.size(), "a memory duty per task");
+  for (const float f : interference.memory_duty) PARASIM_CHECK(f >= 0 && f <= 1, "a task's memory duty is a share of its time, in [0, 1]");
   check_time_range(g, collective_ps, interference.slowest_rate());
   // The one pass times each device's compute against the collectives timed before it; a device's
   // compute beside another device's compute needs the event loop, which follows every device at once.

@@ -223,7 +223,8 @@ TEST_CASE("mpirun -np 2 parasim execute prices two ranks of one host by the prof
   REQUIRE(mpirun_parasim(2, "execute " + q(kScenario) + flags + q(dir / "d"), dir) == 0);
   const std::string note = "Each host-cpu is priced by the profile's \"host-cpu@2\" figures: its kernels measured with 2 ranks of one host running them "
                            "at the same moment (the profile's shared_host), as the 2 devices of a node share its memory bandwidth and caches; while no "
-                           "other device of its node computes, by its own figures (the engine follows which devices compute when).";
+                           "other device of its node computes, by its own figures, and beside other work than its own by that slowdown times the "
+                           "other work's memory duty (the engine follows which devices compute what, when).";
   // report.md escapes the underscore (Markdown would read it as emphasis).
   std::string escaped = note;
   escaped.replace(escaped.find("shared_host"), 11, "shared\\_host");

@@ -76,7 +76,7 @@ const Engine kWorklist{"simulate_fifo (dataflow worklist)", &worklist};
 const Engine kEvents{"simulate_fifo_events (event loop)", &simulate_fifo_events};
 // The interference engine with every rate 1 must give the same timelines (sim/engine/interference_engine.hpp).
 Timeline free_overlap(const TaskGraph& g, std::span<const Picoseconds> ps) {
-  const Interference x{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}, {}};
+  const Interference x{{InterferenceRates{}}, std::vector<std::uint32_t>(static_cast<std::size_t>(g.devices), 0), {}, {}, {}, {}, {}, {}};
   return simulate_interference(g, ps, x).timeline;
 }
 const Engine kInterference{"simulate_interference (fluid event loop, every rate 1)", &free_overlap};

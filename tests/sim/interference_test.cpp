@@ -43,7 +43,7 @@ InterferenceRates uniform(double compute, double communication) {
 
 /// Every device of a `devices`-device graph at `rates`.
 Interference everywhere(std::int64_t devices, InterferenceRates rates) {
-  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}, {}, {}, {}};
+  return Interference{{rates}, std::vector<std::uint32_t>(static_cast<std::size_t>(devices), 0), {}, {}, {}, {}, {}, {}};
 }
 
 /// Two devices in one node, 100 GB/s ports with no latency and efficiency 1: a ring all-reduce of S
@@ -286,6 +286,55 @@ TEST_CASE("interference: compute slows while another device of its host computes
   CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
   x.together = {0.5f};
   x.host_of = {0};
+  CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
+}
+
+TEST_CASE("interference: beside other work a shared host slows compute by the other task's memory duty", "[sim][engine][interference][shared-host]") {
+  // Devices 0 and 1 share a host; both compute from t = 0, A on device 0 (75 ps of work) and B on
+  // device 1 (150 ps), each keeping 0.5 of its speed beside a twin (`together`). A twin is a task
+  // of the same work; beside other work a task keeps 1 − 0.5 · (the other task's memory duty).
+  //   Other work, duties 0.5 and 0.5: both keep 0.75. A ends at 75 / 0.75 = 100, when B has done
+  //   75; B's last 75 run alone at rate 1: B ends at 175.
+  //   Other work, duties A 0 and B 1 (B a pure memory pass, A pure arithmetic): A keeps
+  //   1 − 0.5 · 1 = 0.5 and ends at 150; B keeps 1 − 0.5 · 0 = 1 and ends at 150.
+  //   The same work (twins), or no duties given: both keep 0.5. A ends at 150, B has done 75, its
+  //   last 75 alone: B ends at 225.
+  //   Device 0 standing for two (a replica of it on the host, its twin), both duties 0: A keeps 0.5
+  //   beside its replica whatever else runs, and ends at 150; B, beside A's arithmetic only, keeps
+  //   all of its speed and ends at 150.
+  struct Case {
+    bool same_work;
+    std::vector<float> duty;
+    std::vector<std::int64_t> weight;
+    std::int64_t a_end, b_end;
+  };
+  for (const Case& c : {Case{false, {0.5f, 0.5f}, {}, 100, 175}, Case{false, {0.0f, 1.0f}, {}, 150, 150}, Case{true, {0.5f, 0.5f}, {}, 150, 225},
+                        Case{false, {}, {}, 150, 225}, Case{false, {0.0f, 0.0f}, {2, 1}, 150, 150}}) {
+    TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+    const TaskId a = b.add(TaskKind::Compute, 0, kCompute, Picoseconds(75), Category::Forward, -1, b.label("A", WorkId{0}), {});
+    b.enqueue(a);
+    const TaskId bt = b.add(TaskKind::Compute, 1, kCompute, Picoseconds(150), Category::Forward, -1, b.label("B", WorkId{c.same_work ? 0u : 1u}), {});
+    b.enqueue(bt);
+    const TaskGraph g = std::move(b).finish();
+    Interference x = everywhere(2, uniform(1, 1));
+    x.host_of = {0, 0};
+    x.together = {0.5f, 0.5f};
+    x.memory_duty = c.duty;
+    x.host_weight = c.weight;
+    const InterferedTimeline tl = simulate_interference(g, {}, x);
+    CHECK(tl.finish_ps[a] == c.a_end);
+    CHECK(tl.finish_ps[bt] == c.b_end);
+  }
+  // A duty outside [0, 1], or duties not one per task, are refused.
+  TaskGraphBuilder b(2, {Stream::Compute, Stream::DataComm});
+  b.enqueue(b.add(TaskKind::Compute, 0, kCompute, Picoseconds(10), Category::Forward, -1, b.label("A"), {}));
+  const TaskGraph g = std::move(b).finish();
+  Interference x = everywhere(2, uniform(1, 1));
+  x.host_of = {0, 0};
+  x.together = {0.5f};
+  x.memory_duty = {1.5f};
+  CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
+  x.memory_duty = {0.5f, 0.5f};
   CHECK_THROWS_AS(simulate_interference(g, {}, x), InternalError);
 }
 

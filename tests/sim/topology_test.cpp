@@ -154,7 +154,8 @@ TEST_CASE("a profile's shared-host entry prices every device of a multi-device n
   CHECK(std::count_if(priced.notes.begin(), priced.notes.end(), [](const std::string& n) {
           return n == "Each a100-80gb is priced by the profile's \"a100-80gb@4\" figures: its kernels measured with 4 ranks of one host running "
                       "them at the same moment (the profile's shared_host), as the 8 devices of a node share its memory bandwidth and caches; "
-                      "while no other device of its node computes, by its own figures (the engine follows which devices compute when); "
+                      "while no other device of its node computes, by its own figures, and beside other work than its own by that slowdown "
+                      "times the other work's memory duty (the engine follows which devices compute what, when); "
                       "the node has more devices than were measured, so its kernels may run slower still.";
         }) == 1);
   spec.devices_per_node = 2;
