@@ -2,7 +2,7 @@
 /// Whether this process is computing right now: the executor's compute streams (and the interference
 /// measurement of `parasim calibrate --backend mpi`, which stands for them) mark each compute task
 /// while it runs, and a rank's communication threads read it to choose how to wait
-/// (mpi/polling.hpp): flat out while the rank has nothing to compute, yielding the core while it
+/// (mpi/polling.hpp): testing every 10 µs while the rank has nothing to compute, backing off while it
 /// has.
 namespace parasim::exec {
 

@@ -25,6 +25,19 @@ namespace {
 constexpr std::chrono::microseconds kLongestPause{2000};
 constexpr std::chrono::microseconds kFirstPause{10};
 constexpr std::chrono::microseconds kSpin{20};
+// While the rank computes nothing, its polling thread tests every 10 us and sleeps between tests
+// rather than testing flat out. A thread that never sleeps owes the scheduler the core time it
+// took: Linux 6.6+ (EEVDF) runs the compute thread it has just made ready only once that debt is
+// paid, and once compute runs, gives the waiter the core back only as late. On one core of this
+// project's 2-core VM (Linux 6.18, bench/polling_handoff_bench, medians): a waiter that had tested
+// flat out for 4 ms got compute running 3.6 ms after waking it, and the core back 4.0 ms after
+// compute started; one that yielded between tests, 12-22 us and 3.1-3.2 ms; one that slept 3 us,
+// 0.3-0.4 ms and 2.9-3.0 ms; one that slept 10 us, 34-39 us and
+// 13-32 us. In ResNet-18 and GPT ZeRO-3 steps the flat-out waiter cost each rank 20-60 ms of
+// compute tasks whose inputs were ready (docs/validation.md). The price: a test every ~18 us
+// rather than back to back moves an idle rank's 1-4 MiB all-gather about a quarter slower; the
+// calibration sweep polls the same way, so the profile has it.
+constexpr std::chrono::microseconds kIdlePause{10};
 
 // Idle spinning (set_idle_spinning), and which of the rank's waiting threads spins: one at a time,
 // so that two waiters (a collective lane and a pipeline receiver) do not share the core spinning.
@@ -83,10 +96,10 @@ void wait_polling(MPI_Request& request) {
     if (g_idle_spinning.load(std::memory_order_relaxed) && !exec::computing()) {
       if (spin.held || !g_spinner.exchange(true, std::memory_order_acquire)) {
         spin.held = true;
-        continue;
+        pause = kIdlePause;
       }
     } else if (spin.held) {
-      spin.release();  // compute started: yield the core from here, pausing briefly at first
+      spin.release();  // compute started: back off from here, pausing briefly at first
       pause = kFirstPause;
     }
     if (g_mine) {
@@ -99,7 +112,7 @@ void wait_polling(MPI_Request& request) {
     } else {
       std::this_thread::sleep_for(pause);
     }
-    pause = std::min(2 * pause, kLongestPause);
+    if (!spin.held) pause = std::min(2 * pause, kLongestPause);
   }
 }
 

@@ -15,8 +15,10 @@ namespace parasim::mpi {
 /// ranks on this host (a rank waiting for a peer to post looks at once), then calls MPI_Test in a
 /// tight loop for 20 µs (short messages finish there). Past that, while this rank computes nothing
 /// (exec/compute_activity.hpp) and idle spinning is on (set_idle_spinning), one waiting thread of the
-/// rank goes on testing flat out: an MPI collective progresses only when a thread tests it, and the
-/// core is the rank's own. Otherwise the thread sleeps between tests: 10 µs at first and
+/// rank goes on testing every 10 µs, sleeping between tests: an MPI collective progresses only when
+/// a thread tests it, and the core is the rank's own; a thread that tested flat out would keep the
+/// rank's compute thread waiting for the core once what it waits for is done (mpi/polling.cpp).
+/// Otherwise the thread sleeps between tests: 10 µs at first and
 /// twice as long each time up to 2 ms, or until its own doorbell rings, which starts the pauses
 /// again at 10 µs (the thread's timer slack lowered to 1 µs so short sleeps are that short: Linux's
 /// default is 50 µs). Every wake-up preempts the compute stream sharing the rank's core (Open MPI
@@ -25,7 +27,7 @@ namespace parasim::mpi {
 /// 500 times a second, and one for a peer ends when the peer posts, not up to 2 ms later.
 void wait_polling(MPI_Request& request);
 
-/// Whether a rank's waiting thread may test flat out while the rank computes nothing: only where each
+/// Whether a rank's waiting thread may test every 10 µs while the rank computes nothing: only where each
 /// rank of this host has a core of its own (World: the host's ranks at most its cores), so that the
 /// spinning takes no other rank's core. Off by default.
 void set_idle_spinning(bool on);

@@ -253,7 +253,7 @@ calibrate::NcclTestsLog World::collective_sweep(calibrate::NcclTest test, const 
     // once. When waits slept whatever the rank did, the first to arrive slept when the last posted
     // and had to wake before the collective could progress: on this project's 2-core VM a 64 KiB
     // all-gather took 10 us with both ranks arriving together and 63 us with one 300 us late
-    // (docs/validation.md). A rank that computes nothing now waits testing flat out
+    // (docs/validation.md). A rank that computes nothing now waits testing every 10 us
     // (mpi/polling.hpp), as the early ranks here do; what compute beside a wait costs it is the
     // interference measurement's. So the ranks take turns arriving 200 us late (a busy wait, as
     // compute is), and each call's time is the late rank's, from its post to its completion. Calls
