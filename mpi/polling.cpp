@@ -32,11 +32,11 @@ constexpr std::chrono::microseconds kSpin{20};
 // project's 2-core VM (Linux 6.18, bench/polling_handoff_bench, medians): a waiter that had tested
 // flat out for 4 ms got compute running 3.6 ms after waking it, and the core back 4.0 ms after
 // compute started; one that yielded between tests, 12-22 us and 3.1-3.2 ms; one that slept 3 us,
-// 0.3-0.4 ms and 2.9-3.0 ms; one that slept 10 us, 34-39 us and
-// 13-32 us. In ResNet-18 and GPT ZeRO-3 steps the flat-out waiter cost each rank 20-60 ms of
-// compute tasks whose inputs were ready (docs/validation.md). The price: a test every ~18 us
-// rather than back to back moves an idle rank's 1-4 MiB all-gather about a quarter slower; the
-// calibration sweep polls the same way, so the profile has it.
+// 0.3-0.4 ms and 2.9-3.0 ms; one that slept 10 us, 34-39 us and 13-32 us. In ResNet-18 and GPT
+// ZeRO-3 steps the flat-out waiter cost a rank 18-62 ms a step of compute tasks whose inputs were
+// ready (docs/validation.md). The price: a test every ~18 us rather than back to back makes an
+// idle rank's 1-4 MiB all-gather about a quarter slower; the calibration sweep polls the same
+// way, so the profile has it.
 constexpr std::chrono::microseconds kIdlePause{10};
 
 // Idle spinning (set_idle_spinning), and which of the rank's waiting threads spins: one at a time,
