@@ -3,6 +3,7 @@
 // only what does not depend on the machine's speed is asserted of it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -239,13 +240,26 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
 // thread, as each of two ranks of `parasim execute` runs them here, predicts the held-out shapes —
 // transformer-layer GEMMs that are not square and memory passes between the sweep's sizes — within
 // 10% of their measured median. Run alone by CTest (RUN_SERIAL, tests/CMakeLists.txt): another test
-// on the other core would share the memory bus between the sweep and the check. The machine's last
-// level cache is shared with whatever else its host runs, so one calibration in a few on a shared
-// machine has had a sweep size inside the cache read 12% faster than its neighbours (a CI run on
-// 2026-11-26: the 12 MiB pass predicted -10.9%); the check therefore calibrates a second time when
-// the first misses (and again, up to five in all, while they miss), prints each miss, and holds every shape of the last to 10%.
-// A CI run on 2026-11-27 missed the 12 MiB pass twice (−11%): passes from a quarter of the cache
-// up are now on its edge, and skipped.
+// on the other core would share the memory bus between the sweep and the check.
+//
+// The verdict is each shape's, by majority: every held-out shape within 10% in more than half of
+// the calibrations made, up to five, and no more made once every shape has its majority (one
+// calibration when all its shapes hold, as on a quiet machine). A shape the curves price wrongly
+// misses in every calibration and fails; what one calibration in a few draws from the host does
+// not. Why one calibration is not enough here, each a clean-clone CI run with nothing else running:
+//  - 2026-11-26, 2-core Xeon VM: the 12 MiB pass predicted −10.9%; its last level cache is shared
+//    with the host's other tenants. Passes from a quarter of the cache up are now on its edge, and
+//    skipped (on_cache_edge).
+//  - 2026-11-28, 2-core AMD EPYC VM: the 768 KiB pass missed in three calibrations of three (by 20%,
+//    40% and 37%: measured 20–32 µs against 16–19 µs predicted); a run alone after it missed it in
+//    two of three, with a GEMM in between.
+//  - 2026-11-28, the same VM: five calibrations each missed a different shape or two — GEMMs
+//    over-predicted by 11–20%, the 768 KiB and 3 MiB passes under-predicted — so the rule then
+//    (every shape of one calibration, the last, within 10%) failed though no shape missed in most.
+// On that VM a memory pass's rate is a draw of the process and the minute: of three calibrations
+// run back to back on 2026-11-28, the 768 KiB pass measured 19.2, 31.2 and 21.5 µs (predicted
+// 16.3, 31.9 and 16.5), and single sizes of the sweep between 256 KiB and 16 MiB read at 0.33–0.46
+// of the peak between neighbours at 0.8–1.0, a different few in each.
 TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10% of their median", "[calibrate][cpu][held-out]") {
 #if defined(__SANITIZE_ADDRESS__)
   // Under AddressSanitizer every load and store of the kernels also reads shadow memory: the
@@ -258,37 +272,42 @@ TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10
 #endif
   CpuOptions o;
   o.threads = 1;
-  auto misses = [](const sim::DeviceProfile& d) {
-    std::vector<std::string> out;
-    for (const auto& c : d.held_out)
-      if (!(std::abs(c.predicted_s - c.measured_s) <= 0.10 * c.measured_s))
-        out.push_back(c.kernel + " " + c.shape + ": measured " + std::to_string(c.measured_s) + " s, predicted " + std::to_string(c.predicted_s) + " s");
-    return out;
-  };
-  // Up to five calibrations, the last one checked: a clean-clone CI run on the 2-core Xeon VM
-  // (2026-11-27, nothing else running) missed the 12 MiB pass twice by 11.4% and 11.4%, where the
-  // runs before and after held it; that host's memory rate at a few MiB moves by up to a third from
-  // one minute to the next (docs/validation.md), and each try is another minute. One on the AMD
-  // EPYC VM (2026-11-28, nothing else running) missed the 768 KiB pass in all three of the tries
-  // it then had, by 20%, 40% and 37% (measured 20-32 us against 16-19 predicted), and a run alone
-  // after it missed it in two of three (by 19% and 36%) with a GEMM in between.
-  constexpr int kTries = 5;
-  CpuMeasurement m = measure_cpu(o);
-  sim::DeviceProfile d = calibrated_cpu(sim::datasheet_profile().device("host-cpu"), m);
-  for (int attempt = 2; attempt <= kTries; ++attempt) {
-    const auto missed = misses(d);
-    if (missed.empty()) break;
-    for (const auto& miss : missed) WARN("calibration " << attempt - 1 << " missed by more than 10%, calibrating again: " << miss);
-    m = measure_cpu(o);
-    d = calibrated_cpu(sim::datasheet_profile().device("host-cpu"), m);
+  constexpr int kMostCalibrations = 5;
+  auto within = [](const sim::HeldOutCheck& c) { return std::abs(c.predicted_s - c.measured_s) <= 0.10 * c.measured_s; };
+  std::vector<std::string> shapes;            // "kernel shape", in the first calibration's order
+  std::vector<int> held;                      // calibrations that held each shape within 10%
+  std::vector<std::vector<std::string>> seen;  // each shape's measured and predicted times, by calibration
+  int made = 0;
+  auto majority = [&] { return std::all_of(held.begin(), held.end(), [&](int h) { return 2 * h > made; }); };
+  // A shape that can no longer hold in most of the five has failed: no more calibrations for it.
+  auto lost = [&] { return std::any_of(held.begin(), held.end(), [&](int h) { return 2 * (h + kMostCalibrations - made) <= kMostCalibrations; }); };
+  while (made < kMostCalibrations && (made == 0 || (!majority() && !lost()))) {
+    const CpuMeasurement m = measure_cpu(o);
+    const sim::DeviceProfile d = calibrated_cpu(sim::datasheet_profile().device("host-cpu"), m);
+    // The four default passes lie two octaves or more apart and the cache's edge spans four, half
+    // open (on_cache_edge), so at most two are skipped.
+    REQUIRE(m.held_out_memory.size() >= 2);
+    REQUIRE(d.held_out.size() == o.held_out_gemms.size() + o.held_out_memory_bytes.size() - m.held_out_memory_skipped.size());
+    if (made == 0) {
+      for (const auto& c : d.held_out) shapes.push_back(c.kernel + " " + c.shape);
+      held.assign(shapes.size(), 0);
+      seen.assign(shapes.size(), {});
+    }
+    REQUIRE(d.held_out.size() == shapes.size());  // the same machine skips the same passes each time
+    ++made;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const auto& c = d.held_out[i];
+      REQUIRE(c.kernel + " " + c.shape == shapes[i]);
+      held[i] += within(c) ? 1 : 0;
+      seen[i].push_back(std::to_string(c.measured_s * 1e6) + " us against " + std::to_string(c.predicted_s * 1e6) + " us predicted");
+      if (!within(c)) WARN("calibration " << made << " missed " << shapes[i] << " by more than 10%: " << seen[i].back());
+    }
   }
-  // The four default passes lie two octaves or more apart and the cache's edge spans four, half
-  // open (on_cache_edge), so at most two are skipped.
-  REQUIRE(m.held_out_memory.size() >= 2);
-  REQUIRE(d.held_out.size() == o.held_out_gemms.size() + o.held_out_memory_bytes.size() - m.held_out_memory_skipped.size());
-  for (const auto& c : d.held_out) {
-    INFO(c.kernel << " " << c.shape << ": measured " << c.measured_s << " s, predicted " << c.predicted_s << " s");
-    CHECK(std::abs(c.predicted_s - c.measured_s) <= 0.10 * c.measured_s);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::string times;
+    for (const auto& t : seen[i]) times += (times.empty() ? "" : "; ") + t;
+    INFO(shapes[i] << " within 10% in " << held[i] << " of " << made << " calibrations: " << times);
+    CHECK(2 * held[i] > made);
   }
 }
 
