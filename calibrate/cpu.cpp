@@ -251,9 +251,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       exec::stream_pass(bytes, scratch);  // first touch
       runs.emplace_back([bytes, &scratch] { exec::stream_pass(bytes, scratch); });
     }
-    // Warmed as long as each turn is timed: a turn just after a pass of hundreds of MiB finds the
-    // last level cache full of that pass's dirty lines (interleaved_medians).
-    return interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step, options.min_seconds_per_size / kRounds);
+    return interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step);
   };
   {
     // Held-out passes stay off the last level cache's edge (options.held_out_memory_bytes).
@@ -266,10 +264,12 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
         held_out.push_back(bytes);
       }
     }
-    // The held-out passes are timed in the sweep's order of size, between their neighbours, as the
-    // sweep's own sizes are: appended after its 256 MiB pass, a 768 KiB pass read 10–25% slower
-    // than the sweep's 724 KiB and 1 MiB on a 2-core AMD EPYC VM (2026-11-28), and the check missed
-    // it in three calibrations of five against curves that priced it right.
+    // The held-out passes are timed in the sweep's order of size, each after its smaller neighbour
+    // as the sweep's own sizes are: appended after the 256 MiB pass, a 768 KiB pass found the last
+    // level cache full of that pass's dirty lines, which its one untimed run does not write back,
+    // and read 10–25% slower than the 724 KiB and 1 MiB around it (2-core AMD EPYC VM, 2026-11-28);
+    // the check missed it in three calibrations of five. Not warmed longer: that made the sweep's
+    // small passes faster than the executor's, which follow other kernels (calibrate/README.md).
     std::vector<std::pair<double, bool>> sizes;  // bytes, held out
     for (const double bytes : options.memory_bytes) sizes.emplace_back(bytes, false);
     for (const double bytes : held_out) sizes.emplace_back(bytes, true);
@@ -326,7 +326,7 @@ CpuMeasurement measure_cpu(const CpuOptions& options) {
       counts.push_back(static_cast<std::size_t>(std::max(1.0, bytes / 12)));
       runs.emplace_back([p, g, v, n = counts.back()] { exec::momentum_update(p, g, v, n); });
     }
-    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step, options.min_seconds_per_size / kRounds);
+    const std::vector<double> s = interleaved_medians(runs, kRounds, options.min_seconds_per_size, options.in_step);
     for (std::size_t i = 0; i < counts.size(); ++i)
       m.optimizer_update.push_back({12.0 * static_cast<double>(counts[i]), 20.0 * static_cast<double>(counts[i]) / s[i]});
   }

@@ -51,22 +51,17 @@ double best_seconds(const std::function<void()>& run, int min_repeats, double mi
 }
 
 std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s,
-                                       const std::function<void()>& in_step, double min_warm_s) {
+                                       const std::function<void()>& in_step) {
   using Clock = std::chrono::steady_clock;
   PARASIM_CHECK(rounds >= 1, "at least one round");
   std::vector<std::vector<double>> times(runs.size());
   for (int r = 0; r < rounds; ++r)
     for (std::size_t i = 0; i < runs.size(); ++i) {
       if (in_step) in_step();
-      // One untimed run first (or untimed runs for min_warm_s): the runs before it in the round have
-      // evicted its operands from the caches, and only a round's first run would find them cold, so
-      // a run timed once or twice a round would have a cold median and one timed many times a warm one.
-      double warm = 0;
-      do {
-        const auto t0 = Clock::now();
-        runs[i]();
-        warm += std::chrono::duration<double>(Clock::now() - t0).count();
-      } while (warm < min_warm_s);
+      // One untimed run first: the runs before it in the round have evicted its operands from the
+      // caches, and only a round's first run would find them cold, so a run timed once or twice a
+      // round would have a cold median and one timed many times a warm one.
+      runs[i]();
       double total = 0;
       do {
         const auto t0 = Clock::now();

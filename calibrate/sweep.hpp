@@ -65,11 +65,7 @@ struct ThinGemm {
 /// calibration compare sizes measured in one sweep. `in_step`, where given, is called before each
 /// run's turn in a round (before its untimed run), untimed, rounds × runs times whatever the times: under `calibrate --backend mpi` a
 /// barrier, so every rank of the host times the same kernel at the same moment (CpuOptions::in_step).
-/// `min_warm_s`, where positive, makes the untimed runs before a turn's timed ones go on until they
-/// took that long (at least one): a pass of a few hundred KiB timed just after one of 256 MiB read
-/// 10–25% slower than its neighbours on a 2-core AMD EPYC VM (2026-11-28), the last level cache
-/// still full of the big pass's dirty lines that one untimed run does not write back.
 [[nodiscard]] std::vector<double> interleaved_medians(std::span<const std::function<void()>> runs, int rounds, double min_total_s,
-                                                      const std::function<void()>& in_step = {}, double min_warm_s = 0);
+                                                      const std::function<void()>& in_step = {});
 
 }  // namespace parasim::calibrate
