@@ -39,10 +39,11 @@ constexpr std::chrono::microseconds kSpin{20};
 // way, so the profile has it.
 constexpr std::chrono::microseconds kIdlePause{10};
 
-// Idle spinning (set_idle_spinning), and which of the rank's waiting threads spins: one at a time,
-// so that two waiters (a collective lane and a pipeline receiver) do not share the core spinning.
-std::atomic<bool> g_idle_spinning{false};
-std::atomic<bool> g_spinner{false};
+// Close polling while idle (set_idle_polling), and which of the rank's waiting threads polls so: one
+// at a time, so that two waiters (a collective lane and a pipeline receiver) do not share the core
+// waking every 10 us.
+std::atomic<bool> g_idle_polling{false};
+std::atomic<bool> g_close_poller{false};
 
 // Set by use_doorbells before any thread waits, cleared after they are joined (World's lifetime).
 Doorbell* g_mine = nullptr;
@@ -66,7 +67,7 @@ void ring_doorbells() {
   }
 }
 
-void set_idle_spinning(bool on) { g_idle_spinning = on; }
+void set_idle_polling(bool on) { g_idle_polling = on; }
 
 void wait_polling(MPI_Request& request) {
   static thread_local bool slack_set = false;
@@ -78,28 +79,29 @@ void wait_polling(MPI_Request& request) {
   const auto begin = std::chrono::steady_clock::now();
   int flag = 0;
   auto pause = kFirstPause;
-  // This thread holds g_spinner while it spins, and gives it back when compute starts or it returns.
-  struct Spin {
+  // This thread holds g_close_poller while it polls every 10 us, and gives it back when compute
+  // starts or it returns.
+  struct Close {
     bool held = false;
     void release() {
-      if (held) g_spinner.store(false, std::memory_order_release);
+      if (held) g_close_poller.store(false, std::memory_order_release);
       held = false;
     }
-    ~Spin() { release(); }
-  } spin;
+    ~Close() { release(); }
+  } close;
   while (true) {
     // Read before the test: a ring between the test and the wait makes the wait return at once.
     const std::uint32_t seen = g_mine ? g_mine->load(std::memory_order_acquire) : 0;
     MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
     if (flag) return;
     if (std::chrono::steady_clock::now() - begin <= kSpin) continue;
-    if (g_idle_spinning.load(std::memory_order_relaxed) && !exec::computing()) {
-      if (spin.held || !g_spinner.exchange(true, std::memory_order_acquire)) {
-        spin.held = true;
+    if (g_idle_polling.load(std::memory_order_relaxed) && !exec::computing()) {
+      if (close.held || !g_close_poller.exchange(true, std::memory_order_acquire)) {
+        close.held = true;
         pause = kIdlePause;
       }
-    } else if (spin.held) {
-      spin.release();  // compute started: back off from here, pausing briefly at first
+    } else if (close.held) {
+      close.release();  // compute started: back off from here, pausing briefly at first
       pause = kFirstPause;
     }
     if (g_mine) {
@@ -112,7 +114,7 @@ void wait_polling(MPI_Request& request) {
     } else {
       std::this_thread::sleep_for(pause);
     }
-    if (!spin.held) pause = std::min(2 * pause, kLongestPause);
+    if (!close.held) pause = std::min(2 * pause, kLongestPause);
   }
 }
 

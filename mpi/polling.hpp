@@ -14,7 +14,7 @@ namespace parasim::mpi {
 /// Waits for `request`, which this thread has just posted. First it rings the doorbells of the other
 /// ranks on this host (a rank waiting for a peer to post looks at once), then calls MPI_Test in a
 /// tight loop for 20 µs (short messages finish there). Past that, while this rank computes nothing
-/// (exec/compute_activity.hpp) and idle spinning is on (set_idle_spinning), one waiting thread of the
+/// (exec/compute_activity.hpp) and idle polling is on (set_idle_polling), one waiting thread of the
 /// rank goes on testing every 10 µs, sleeping between tests: an MPI collective progresses only when
 /// a thread tests it, and the core is the rank's own; a thread that tested flat out would keep the
 /// rank's compute thread waiting for the core once what it waits for is done (mpi/polling.cpp).
@@ -29,8 +29,8 @@ void wait_polling(MPI_Request& request);
 
 /// Whether a rank's waiting thread may test every 10 µs while the rank computes nothing: only where each
 /// rank of this host has a core of its own (World: the host's ranks at most its cores), so that the
-/// spinning takes no other rank's core. Off by default.
-void set_idle_spinning(bool on);
+/// wake-ups take no other rank's core. Off by default.
+void set_idle_polling(bool on);
 
 /// A rank's doorbell: a 32-bit counter in memory the ranks of a host share (an MPI shared-memory
 /// window, World's), which other ranks increment and wake with futex(2) after they post.

@@ -150,10 +150,10 @@ World::World(bool threads) {
   int host_size = 1, host_rank = 0;
   MPI_Comm_size(host_, &host_size);
   MPI_Comm_rank(host_, &host_rank);
-  // Each rank of this host a core of its own: a waiting thread may then spin while its rank computes
-  // nothing (mpi/polling.hpp). More ranks than cores (a federated server beside its clients on 2
-  // cores) would spin on cores others compute on.
-  set_idle_spinning(static_cast<unsigned>(host_size) <= std::max(1u, std::thread::hardware_concurrency()));
+  // Each rank of this host a core of its own: a waiting thread may then poll every 10 us while its
+  // rank computes nothing (mpi/polling.hpp). More ranks than cores (a federated server beside its
+  // clients on 2 cores) would wake on cores others compute on.
+  set_idle_polling(static_cast<unsigned>(host_size) <= std::max(1u, std::thread::hardware_concurrency()));
   if (host_size < 2) {
     MPI_Comm_free(&host_);
     return;
