@@ -239,9 +239,9 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
 }
 
 // The acceptance: a short calibration (`parasim calibrate --backend cpu --threads 1`, about
-// 25 s here) with the GEMMs on one thread, as each of two ranks of `parasim execute` runs them here, predicts the held-out shapes —
-// transformer-layer GEMMs that are not square and memory passes between the sweep's sizes — within
-// 10% of their measured median. Run alone by CTest (RUN_SERIAL, tests/CMakeLists.txt): another test
+// 25 s here) with the GEMMs on one thread, as each of two ranks of `parasim execute` runs them
+// here, predicts the held-out shapes — transformer-layer GEMMs that are not square and memory
+// passes between the sweep's sizes — within 10% of their measured median. Run alone by CTest (RUN_SERIAL, tests/CMakeLists.txt): another test
 // on the other core would share the memory bus between the sweep and the check.
 //
 // The verdict is each shape's, by majority: every held-out shape within 10% in more than half of
@@ -255,7 +255,8 @@ TEST_CASE("calibrate cpu: a small real sweep measures every size it was given", 
 //    skipped (on_cache_edge).
 //  - 2026-11-28, 2-core AMD EPYC VM: the 768 KiB pass missed in three calibrations of three (by 20%,
 //    40% and 37%: measured 20–32 µs against 16–19 µs predicted); a run alone after it missed it in
-//    two of three, with a GEMM in between.
+//    two of three, with a GEMM in between. It was then timed after the sweep's 256 MiB pass;
+//    measure_cpu now times the held-out passes in order of size, among the sweep's.
 //  - 2026-11-28, the same VM: five calibrations each missed a different shape or two — GEMMs
 //    over-predicted by 11–20%, the 768 KiB and 3 MiB passes under-predicted — so the rule then
 //    (every shape of one calibration, the last, within 10%) failed though no shape missed in most.
