@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -371,12 +372,36 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
     throw PlanError("--backend mpi: a rank's GEMMs finished " + std::to_string(fewest) + " times beside " + std::to_string(reduce_beside.size()) + " " +
                     mpi_call(test) + " calls of " + std::to_string(static_cast<long long>(bytes)) + " B: the host is too loaded to measure interference");
   gemm_beside.pop_back();  // the one that ran past the last collective
+  // The collective's side again, as a step meets its collectives: each after a pause of 5 ms in which
+  // the rank only computes, its waiting thread off the core (a rank's collectives come between its
+  // compute tasks: ResNet-18's gradient buckets came 2-20 ms apart on this project's 2-core host).
+  // On this project's 2-core host the four kinds at 1 MiB kept 0.31-0.55 of their speed back to back
+  // (two calibrations) and 0.12-0.38 after such pauses (three), and at 16 MiB and above about the
+  // same either way; in a ResNet-18 ZeRO-3 step a 4.7 MB reduce-scatter beside compute took 3.8-4.1
+  // times its time alone (docs/validation.md).
+  // The compute side stays the one above, where a collective was always in flight: with pauses the
+  // GEMMs run mostly alone, and their slowdown beside the collectives is lost in the pauses' noise.
+  constexpr auto kPause = std::chrono::milliseconds(5);
+  std::vector<double> paused_beside;
+  MPI_Barrier(MPI_COMM_WORLD);
+  stop = false;
+  std::thread paused_compute([&] {
+    exec::set_blas_threads(blas_threads);
+    const exec::Computing busy;
+    while (!stop.load()) (void)gemm();
+  });
+  for (int k = 0; k < kRuns; ++k) {
+    std::this_thread::sleep_for(kPause);
+    paused_beside.push_back(collective());
+  }
+  stop = true;
+  paused_compute.join();
   // The slowest rank's, each side apart: a step's collectives wait for their last rank, and the
   // model's replicas stand for each other. Open MPI's algorithms need not load the ranks alike: on
   // this project's 2-core host rank 0's GEMMs kept 0.71 of their speed beside a 16 MiB
   // reduce-scatter and rank 1's 0.86, and under ZeRO-3 rank 0's compute ran 10-14 ms a ResNet-18
   // step longer than rank 1's (docs/validation.md): the ranks' mean priced rank 0 faster than it ran.
-  const double mine[4] = {mean_of(gemm_alone), mean_of(gemm_beside), mean_of(reduce_alone), mean_of(reduce_beside)};
+  const double mine[4] = {mean_of(gemm_alone), mean_of(gemm_beside), mean_of(reduce_alone), mean_of(paused_beside)};
   std::vector<double> all(4 * static_cast<std::size_t>(size_));
   MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, MPI_COMM_WORLD);
   std::vector<calibrate::RankInterference> ranks;
@@ -386,7 +411,7 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   m.gemm_beside_s = slowest.gemm_beside_s;
   m.collective_alone_s = slowest.collective_alone_s;
   m.collective_beside_s = slowest.collective_beside_s;
-  m.collective_text += ", the slowest rank's times for each side";
+  m.collective_text += " (the GEMMs timed beside calls back to back, the calls beside the GEMMs each after 5 ms of them alone), the slowest rank's times for each side";
   return m;
 }
 
