@@ -81,14 +81,14 @@ void wait_polling(MPI_Request& request) {
   auto pause = kFirstPause;
   // This thread holds g_close_poller while it polls every 10 us, and gives it back when compute
   // starts or it returns.
-  struct Close {
+  struct FastPoll {
     bool held = false;
     void release() {
       if (held) g_close_poller.store(false, std::memory_order_release);
       held = false;
     }
-    ~Close() { release(); }
-  } close;
+    ~FastPoll() { release(); }
+  } fast_poll;
   while (true) {
     // Read before the test: a ring between the test and the wait makes the wait return at once.
     const std::uint32_t seen = g_mine ? g_mine->load(std::memory_order_acquire) : 0;
@@ -96,12 +96,12 @@ void wait_polling(MPI_Request& request) {
     if (flag) return;
     if (std::chrono::steady_clock::now() - begin <= kSpin) continue;
     if (g_idle_polling.load(std::memory_order_relaxed) && !exec::computing()) {
-      if (close.held || !g_close_poller.exchange(true, std::memory_order_acquire)) {
-        close.held = true;
+      if (fast_poll.held || !g_close_poller.exchange(true, std::memory_order_acquire)) {
+        fast_poll.held = true;
         pause = kIdlePause;
       }
-    } else if (close.held) {
-      close.release();  // compute started: back off from here, pausing briefly at first
+    } else if (fast_poll.held) {
+      fast_poll.release();  // compute started: back off from here, pausing briefly at first
       pause = kFirstPause;
     }
     if (g_mine) {
@@ -114,7 +114,7 @@ void wait_polling(MPI_Request& request) {
     } else {
       std::this_thread::sleep_for(pause);
     }
-    if (!close.held) pause = std::min(2 * pause, kLongestPause);
+    if (!fast_poll.held) pause = std::min(2 * pause, kLongestPause);
   }
 }
 
