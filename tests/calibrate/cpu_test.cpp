@@ -286,7 +286,8 @@ TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10
   auto majority = [&] { return std::all_of(held.begin(), held.end(), [&](int h) { return 2 * h > made; }); };
   // A shape that can no longer hold in most of the five has failed: no more calibrations for it.
   auto lost = [&] { return std::any_of(held.begin(), held.end(), [&](int h) { return 2 * (h + kMostCalibrations - made) <= kMostCalibrations; }); };
-  const auto dir = testing::fresh_dir("held-out");
+  const testing::TempDir temp("held-out");
+  const std::filesystem::path& dir = temp.path;
   while (made < kMostCalibrations && (made == 0 || (!majority() && !lost()))) {
     // Each calibration a process of its own, as a user runs it: within one process a second
     // calibration's buffers reuse the first's freed pages, and with them the first's draw.
@@ -318,7 +319,6 @@ TEST_CASE("calibrate cpu predicts held-out GEMM and memory-pass shapes within 10
       if (!within(c)) WARN("calibration " << made << " missed " << shapes[i] << " by more than 10%: " << seen[i].back());
     }
   }
-  std::filesystem::remove_all(dir);
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     std::string times;
     for (const auto& t : seen[i]) times += (times.empty() ? "" : "; ") + t;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace parasim::testing {
 
@@ -35,6 +36,18 @@ inline std::filesystem::path fresh_dir(const std::string& tag) {
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+/// A fresh_dir removed when it goes out of scope, a failed REQUIRE's unwinding included.
+struct TempDir {
+  explicit TempDir(const std::string& tag) : path(fresh_dir(tag)) {}
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  const std::filesystem::path path;
+};
 
 /// Runs `parasim ARGS` (ARGS is shell text) with stdout and stderr captured.
 inline Run run_parasim(const std::string& args) {
