@@ -90,8 +90,10 @@ class Session {
   /// `parasim calibrate --backend mpi`: what compute and a collective of `test` cost each other on
   /// every rank, as `parasim execute` runs them — an sgemm of gemm_n³ on `blas_threads` OpenBLAS
   /// threads, and the collective of `bytes` over every rank (collective_sweep's sizes) polled by
-  /// another thread (mpi/polling.hpp) — each timed alone and then beside the other (mean times of 41 runs,
-  /// averaged over the ranks; the same on every rank). Precondition: active().
+  /// another thread (mpi/polling.hpp) — each timed alone and then beside the other: the GEMM beside
+  /// calls back to back, each call beside the GEMMs after 5 ms of them alone, as a step meets its
+  /// collectives (mean times of 41 runs up to 16 MiB; each side the slowest rank's, the same on
+  /// every rank). Precondition: active().
   [[nodiscard]] calibrate::InterferenceMeasurement interference(calibrate::NcclTest test, std::int64_t gemm_n, double bytes, int blas_threads) const;
 
   /// `parasim calibrate --backend mpi`: how far apart the ranks run the same work at once — every

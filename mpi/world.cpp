@@ -375,7 +375,7 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   // The collective's side again, as a step meets its collectives: each after a pause of 5 ms in which
   // the rank only computes, its waiting thread off the core (a rank's collectives come between its
   // compute tasks: ResNet-18's gradient buckets came 2-20 ms apart on this project's 2-core host).
-  // On this project's 2-core host the four kinds at 1 MiB kept 0.31-0.55 of their speed back to back
+  // There the four kinds at 1 MiB kept 0.31-0.55 of their speed back to back
   // (two calibrations) and 0.12-0.38 after such pauses (three), and at 16 MiB and above about the
   // same either way; in a ResNet-18 ZeRO-3 step a 4.7 MB reduce-scatter beside compute took 3.8-4.1
   // times its time alone (docs/validation.md).
