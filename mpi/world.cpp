@@ -330,7 +330,8 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   exec::set_blas_threads(blas_threads);
   (void)gemm();
   (void)collective();
-  std::vector<double> gemm_alone, reduce_alone, gemm_beside, reduce_beside;
+  std::vector<double> gemm_alone, reduce_alone, gemm_beside;
+  long long calls_beside = 0;  // the collectives the GEMMs ran beside (the message says how many)
   MPI_Barrier(MPI_COMM_WORLD);
   for (int k = 0; k < kRuns; ++k) gemm_alone.push_back(gemm());
   MPI_Barrier(MPI_COMM_WORLD);
@@ -346,13 +347,17 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   MPI_Barrier(MPI_COMM_WORLD);
   std::atomic<bool> stop{false};
   std::atomic<int> finished{0};
-  std::thread compute([&] {
-    exec::set_blas_threads(blas_threads);
-    const exec::Computing busy;  // as the executor's compute stream marks its tasks (mpi/polling.hpp)
-    while (!stop.load()) {
-      gemm_beside.push_back(gemm());
-      finished.fetch_add(1);
-    }
+  // GEMMs on a thread of their own until `stop`, each one's time handed to `done`.
+  auto gemms_until_stopped = [&](auto done) {
+    return std::thread([&, done] {
+      exec::set_blas_threads(blas_threads);
+      const exec::Computing busy;  // as the executor's compute stream marks its tasks (mpi/polling.hpp)
+      while (!stop.load()) done(gemm());
+    });
+  };
+  std::thread compute = gemms_until_stopped([&](double s) {
+    gemm_beside.push_back(s);
+    finished.fetch_add(1);
   });
   // Until every rank has finished 3 GEMMs beside its collectives (the last, which runs past them, is
   // dropped below), in rounds of runs_beside collectives, at most kRounds: a GEMM thread started late
@@ -362,14 +367,14 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   constexpr int kRounds = 20;
   int fewest = 0;
   for (int round = 0; round < kRounds && fewest < 3; ++round) {
-    for (int k = 0; k < runs_beside; ++k) reduce_beside.push_back(collective());
+    for (int k = 0; k < runs_beside; ++k, ++calls_beside) (void)collective();
     const int mine_done = finished.load();
     MPI_Allreduce(&mine_done, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   }
   stop = true;
   compute.join();
   if (fewest < 3)
-    throw PlanError("--backend mpi: a rank's GEMMs finished " + std::to_string(fewest) + " times beside " + std::to_string(reduce_beside.size()) + " " +
+    throw PlanError("--backend mpi: a rank's GEMMs finished " + std::to_string(fewest) + " times beside " + std::to_string(calls_beside) + " " +
                     mpi_call(test) + " calls of " + std::to_string(static_cast<long long>(bytes)) + " B: the host is too loaded to measure interference");
   gemm_beside.pop_back();  // the one that ran past the last collective
   // The collective's side again, as a step meets its collectives: each after a pause of 5 ms in which
@@ -385,11 +390,7 @@ calibrate::InterferenceMeasurement World::interference(calibrate::NcclTest test,
   std::vector<double> paused_beside;
   MPI_Barrier(MPI_COMM_WORLD);
   stop = false;
-  std::thread paused_compute([&] {
-    exec::set_blas_threads(blas_threads);
-    const exec::Computing busy;
-    while (!stop.load()) (void)gemm();
-  });
+  std::thread paused_compute = gemms_until_stopped([](double) {});
   for (int k = 0; k < kRuns; ++k) {
     std::this_thread::sleep_for(kPause);
     paused_beside.push_back(collective());
