@@ -20,7 +20,6 @@ const std::string kFreedMemory = "freed memory returned to the system";
 const std::string kFreedMemory = "freed memory kept for reuse";
 #endif
 
-using parasim::testing::fresh_dir;
 using parasim::testing::q;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
@@ -33,7 +32,8 @@ const std::string kResnet = PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-dp-
 }  // namespace
 
 TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario then runs with", "[cli][calibrate]") {
-  const fs::path dir = fresh_dir("calibrate-nccl");
+  const parasim::testing::TempDir dir_temp("calibrate-nccl");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run r = run_parasim("calibrate --from-nccl-tests " + q(kLog) + " --link nvlink3 --out " + q(dir / "p.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -56,7 +56,8 @@ TEST_CASE("parasim calibrate --from-nccl-tests writes a profile that a scenario 
 }
 
 TEST_CASE("parasim calibrate --from-nccl-tests --algorithm nvls imports an NVLS log the ring refuses", "[cli][calibrate][nvls]") {
-  const fs::path dir = fresh_dir("calibrate-nvls");
+  const parasim::testing::TempDir dir_temp("calibrate-nvls");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string log = PARASIM_TEST_DATA_DIR "/calibrate/all_reduce_8xh100_nvls.log";
   const Run ring = run_parasim("calibrate --from-nccl-tests " + q(log) + " --collective all_reduce --link nvlink4 --out " + q(dir / "r.json"));
   CHECK(ring.exit_code == 2);
@@ -74,7 +75,8 @@ TEST_CASE("parasim calibrate --from-nccl-tests --algorithm nvls imports an NVLS 
 }
 
 TEST_CASE("parasim calibrate --backend cpu measures this machine's host-cpu", "[cli][calibrate]") {
-  const fs::path dir = fresh_dir("calibrate-cpu");
+  const parasim::testing::TempDir dir_temp("calibrate-cpu");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run r = run_parasim("calibrate --backend cpu --name this-host --out " + q(dir / "cpu.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -93,7 +95,8 @@ TEST_CASE("parasim calibrate --backend cpu measures this machine's host-cpu", "[
 }
 
 TEST_CASE("parasim calibrate --backend cuda and nccl measure a GPU, or exit 3 saying why", "[cli][calibrate]") {
-  const fs::path dir = fresh_dir("calibrate-gpu");
+  const parasim::testing::TempDir dir_temp("calibrate-gpu");
+  const std::filesystem::path& dir = dir_temp.path;
   for (const std::string backend : {"cuda", "nccl"}) {
     INFO(backend);
     const Run r = run_parasim("calibrate --backend " + backend + " --out " + q(dir / (backend + ".json")));
@@ -109,7 +112,8 @@ TEST_CASE("parasim calibrate --backend cuda and nccl measure a GPU, or exit 3 sa
 }
 
 TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled MPI_Iallreduce between the ranks", "[cli][calibrate][mpi]") {
-  const fs::path dir = fresh_dir("calibrate-mpi");
+  const parasim::testing::TempDir dir_temp("calibrate-mpi");
+  const std::filesystem::path& dir = dir_temp.path;
   // Outside mpirun there is no one to all-reduce with.
   const Run alone = run_parasim("calibrate --backend mpi --link nvlink3 --out " + q(dir / "alone.json"));
   CHECK(alone.exit_code == 3);
@@ -213,7 +217,8 @@ TEST_CASE("mpirun -np 2 parasim calibrate --backend mpi fits a link to a polled 
 }
 
 TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes nothing", "[cli][calibrate]") {
-  const fs::path dir = fresh_dir("calibrate-bad");
+  const parasim::testing::TempDir dir_temp("calibrate-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string out = " --out " + q(dir / "p.json");
   SECTION("neither a backend nor a log") {
     const Run r = run_parasim("calibrate" + out);
@@ -265,7 +270,8 @@ TEST_CASE("parasim calibrate: bad input exits 2 naming what is wrong, and writes
 // = 17,179,869,184 FLOPs in 125 ms: 107.4 and 137.4 GFLOP/s) become host-cpu's fp32 peak and curve,
 // and a scenario on host-cpu runs with the profile.
 TEST_CASE("parasim calibrate --from-csv writes a profile with the rows' curves", "[cli][calibrate][csv]") {
-  const fs::path dir = fresh_dir("calibrate-csv");
+  const parasim::testing::TempDir dir_temp("calibrate-csv");
+  const std::filesystem::path& dir = dir_temp.path;
   std::ofstream(dir / "k.csv") << "kernel,dtype,m,n,k,bytes,seconds\ngemm,fp32,512,512,512,,0.0025\ngemm,fp32,2048,2048,2048,,0.125\n";
   const Run r = run_parasim("calibrate --from-csv " + q(dir / "k.csv") + " --device host-cpu --out " + q(dir / "p.json"));
   INFO(r.err);

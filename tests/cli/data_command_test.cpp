@@ -14,7 +14,6 @@
 
 namespace {
 
-using parasim::testing::fresh_dir;
 using parasim::testing::have_mpirun;
 using parasim::testing::mpirun_parasim;
 using parasim::testing::q;
@@ -27,7 +26,8 @@ namespace fs = std::filesystem;
 }  // namespace
 
 TEST_CASE("parasim data synth writes a dataset the loader calibration then reads, with its report", "[cli][data]") {
-  const fs::path dir = fresh_dir("data-synth");
+  const parasim::testing::TempDir dir_temp("data-synth");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run synth = run_parasim("data synth --format cifar-bin --samples 64 --image-size 8 --out " + q(dir / "cifar"));
   INFO(synth.err);
   REQUIRE(synth.exit_code == 0);
@@ -52,7 +52,8 @@ TEST_CASE("parasim data synth writes a dataset the loader calibration then reads
 }
 
 TEST_CASE("parasim data and calibrate --backend loader: bad input exits 2 naming what is wrong, and writes nothing", "[cli][data]") {
-  const fs::path dir = fresh_dir("data-bad");
+  const parasim::testing::TempDir dir_temp("data-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   SECTION("no samples") {
     const Run r = run_parasim("data synth --format cifar-bin --samples 0 --out " + q(dir / "d"));
     CHECK(r.exit_code == 2);
@@ -106,7 +107,8 @@ void write_execute_scenario(const fs::path& file, const std::string& data) {
 }  // namespace
 
 TEST_CASE("parasim execute --data feeds each rank from the real loader through the step's load and copy tasks", "[cli][data][execute]") {
-  const fs::path dir = fresh_dir("data-execute");
+  const parasim::testing::TempDir dir_temp("data-execute");
+  const std::filesystem::path& dir = dir_temp.path;
   REQUIRE(run_parasim("data synth --format cifar-bin --samples 64 --out " + q(dir / "cifar")).exit_code == 0);
   write_execute_scenario(dir / "s.json", R"("data": { "format": "cifar-bin", "decode_ms_per_sample": 0.1, "prefetch": 2 },)");
   // One rank: 4 micro-batches of 2 a step, so 4 loads and 4 copies in the median step.
@@ -137,7 +139,8 @@ TEST_CASE("parasim execute --data feeds each rank from the real loader through t
 }
 
 TEST_CASE("parasim execute --data: what it cannot run exits with the reason", "[cli][data][execute]") {
-  const fs::path dir = fresh_dir("data-execute-bad");
+  const parasim::testing::TempDir dir_temp("data-execute-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   REQUIRE(run_parasim("data synth --format cifar-bin --samples 64 --out " + q(dir / "cifar")).exit_code == 0);
   SECTION("a scenario without a data section") {
     write_execute_scenario(dir / "s.json", "");

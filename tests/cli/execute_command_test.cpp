@@ -23,7 +23,6 @@
 
 namespace {
 
-using parasim::testing::fresh_dir;
 using parasim::testing::have_mpirun;
 using parasim::testing::kMpirun;
 using parasim::testing::mpirun_parasim;
@@ -66,7 +65,8 @@ void check_host_check(const nlohmann::json& j, const std::string& report_md) {
 }  // namespace
 
 TEST_CASE("parasim execute runs one device's plan alone and compares it with its prediction", "[cli][execute]") {
-  const fs::path dir = fresh_dir("execute-single");
+  const parasim::testing::TempDir dir_temp("execute-single");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run r = run_parasim("execute " + q(kScenario) + " --plan single --steps 2 --threads 1 --out " + q(dir));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -104,7 +104,8 @@ TEST_CASE("parasim execute runs one device's plan alone and compares it with its
 // --recalibrate: the profile predicted with (here the datasheet's), its GEMM rate scaled by the GEMM
 // class's predicted over measured time, as execution.json reports both (calibrate/from_execution.hpp).
 TEST_CASE("parasim execute --recalibrate writes the profile with the measured classes folded in", "[cli][execute][recalibrate]") {
-  const fs::path dir = fresh_dir("execute-recalibrate");
+  const parasim::testing::TempDir dir_temp("execute-recalibrate");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run r = run_parasim("execute " + q(kScenario) + " --plan single --steps 2 --threads 1 --warmup-seconds 0 --out " + q(dir / "out") + " --recalibrate " +
                             q(dir / "p.json"));
   INFO(r.err);
@@ -131,7 +132,8 @@ TEST_CASE("parasim execute --recalibrate writes the profile with the measured cl
 }
 
 TEST_CASE("parasim execute refuses a plan whose devices the launch does not match, and unknown plans", "[cli][execute]") {
-  const fs::path dir = fresh_dir("execute-bad");
+  const parasim::testing::TempDir dir_temp("execute-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   SECTION("two devices, one process") {
     const Run r = run_parasim("execute " + q(kScenario) + " --out " + q(dir));
     CHECK(r.exit_code == 3);
@@ -154,7 +156,8 @@ TEST_CASE("mpirun -np 2 parasim execute runs data, tensor and pipeline parallel 
     return;
   }
   for (const char* plan : {"base", "tp2", "pp2", "zero3"}) {
-    const fs::path dir = fresh_dir(std::string("execute-mpi-") + plan);
+    const parasim::testing::TempDir dir_temp(std::string("execute-mpi-") + plan);
+    const fs::path& dir = dir_temp.path;
     const int code = mpirun_parasim(2, "execute " + q(kScenario) + " --plan " + plan + " --steps 2 --threads 1 --warmup-seconds 0.5 --out " + q(dir / "o"), dir);
     INFO(plan << ": " << slurp(dir / "err"));
     REQUIRE(code == 0);
@@ -206,7 +209,8 @@ TEST_CASE("mpirun -np 2 parasim execute prices two ranks of one host by the prof
   // own (as `parasim calibrate --backend mpi` writes one): the two ranks of the scenario's one node
   // are priced by it, and the report's and execution.json's notes on the prediction say so. The
   // same plan with the datasheet profile predicts less (memory-bound kernels at twice the rate).
-  const fs::path dir = fresh_dir("execute-mpi-shared-host");
+  const parasim::testing::TempDir dir_temp("execute-mpi-shared-host");
+  const std::filesystem::path& dir = dir_temp.path;
   parasim::sim::Profile profile = parasim::sim::datasheet_profile();
   parasim::sim::DeviceProfile shared = profile.devices.at("host-cpu");
   shared.name = "host-cpu@2";
@@ -242,7 +246,8 @@ TEST_CASE("mpirun -np 2 parasim execute runs DiLoCo and PAPA: a replica a rank, 
   }
   // Two replicas of one rank each, H = 2: each outer step is two inner steps of the single-device
   // plan on half the batch, then the pseudo-gradient's all-reduce and Nesterov's step.
-  const fs::path dir = fresh_dir("execute-mpi-diloco");
+  const parasim::testing::TempDir dir_temp("execute-mpi-diloco");
+  const std::filesystem::path& dir = dir_temp.path;
   // PAPA the same way, its weights averaged instead of a pseudo-gradient.
   const int papa = mpirun_parasim(2, "execute " + q(kScenario) + " --plan papa --steps 1 --warmup 0 --warmup-seconds 0 --threads 1 --out " + q(dir / "p"), dir);
   INFO(slurp(dir / "err"));
@@ -293,7 +298,8 @@ TEST_CASE("mpirun -np 3 parasim execute runs a FedAvg round: rank 0 the server, 
     WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
     return;
   }
-  const fs::path dir = fresh_dir("execute-mpi-fedavg");
+  const parasim::testing::TempDir dir_temp("execute-mpi-fedavg");
+  const std::filesystem::path& dir = dir_temp.path;
   const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --plan fedavg --steps 2 --warmup 1 --warmup-seconds 0.3 --threads 1 --out " + q(dir / "o"), dir);
   INFO(slurp(dir / "err"));
   REQUIRE(code == 0);
@@ -320,7 +326,8 @@ TEST_CASE("mpirun with more ranks than the plan has devices ends every rank with
     WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
     return;
   }
-  const fs::path dir = fresh_dir("execute-mpi-3");
+  const parasim::testing::TempDir dir_temp("execute-mpi-3");
+  const std::filesystem::path& dir = dir_temp.path;
   const int code = mpirun_parasim(3, "execute " + q(kScenario) + " --out " + q(dir / "o"), dir);
   CHECK(code == 3);
   CHECK_THAT(slurp(dir / "err"), Catch::Matchers::Contains("the plan has 2 devices and 3 processes were launched"));
@@ -334,7 +341,8 @@ TEST_CASE("a plan the executor cannot run ends every rank with the reason before
   }
   // The tiny GPT on two A100s: the CPU executor runs host-cpu devices only. Every rank finds it
   // before any communication, and each exits 3; the launcher passes that code on.
-  const fs::path dir = fresh_dir("execute-mpi-a100");
+  const parasim::testing::TempDir dir_temp("execute-mpi-a100");
+  const std::filesystem::path& dir = dir_temp.path;
   write_on_a100s(dir / "a100.json");
   const int code = mpirun_parasim(2, "execute " + q(dir / "a100.json") + " --out " + q(dir / "o"), dir);
   const std::string err = slurp(dir / "err");
@@ -355,7 +363,8 @@ TEST_CASE("a rank killed in the middle of a run ends every rank with the reason,
   // rank 1 is killed with SIGKILL half a second after it starts, wherever it is (starting MPI,
   // lowering, inside a step), so rank 0 is left waiting for it in a collective or a barrier. Open MPI
   // sees the death and ends rank 0, whose SIGTERM handler removes its unfinished outputs.
-  const fs::path dir = fresh_dir("execute-mpi-killed");
+  const parasim::testing::TempDir dir_temp("execute-mpi-killed");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string run = "'" + std::string(PARASIM_BINARY) + "' execute " + q(kScenario) + " --steps 1000 --threads 1 --out " + q(dir / "o");
   const std::string command = "timeout 120 " + kMpirun + " -np 1 " + run + " : -np 1 timeout -s KILL 0.5 " + run + " > " + q(dir / "out") + " 2> " +
                               q(dir / "err");
@@ -371,7 +380,8 @@ TEST_CASE("a rank killed in the middle of a run ends every rank with the reason,
 
 TEST_CASE("parasim execute --backend cuda runs a GPU plan where a GPU is, and refuses cleanly where none is", "[cli][execute][cuda]") {
   // The tiny GPT on one A100 (the scenario's single-device plan with its device swapped).
-  const fs::path dir = fresh_dir("execute-cuda");
+  const parasim::testing::TempDir dir_temp("execute-cuda");
+  const std::filesystem::path& dir = dir_temp.path;
   write_on_a100s(dir / "a100.json");
   const Run r = run_parasim("execute " + q(dir / "a100.json") + " --backend cuda --plan single --steps 2 --out " + q(dir / "o"));
   const std::string why = parasim::exec::cuda_unavailable();
@@ -395,7 +405,8 @@ TEST_CASE("parasim execute --backend cuda runs a GPU plan where a GPU is, and re
 }
 
 TEST_CASE("parasim execute --plan SEARCH.json#RANK runs the plan parasim search ranked there", "[cli][execute][mpi]") {
-  const fs::path dir = fresh_dir("execute-searched");
+  const parasim::testing::TempDir dir_temp("execute-searched");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run search = run_parasim("search " + q(kScenario) + " --out " + q(dir / "s") + " --quiet");
   REQUIRE(search.exit_code == 0);
   const auto ranked = nlohmann::json::parse(slurp(dir / "s" / "search.json"));

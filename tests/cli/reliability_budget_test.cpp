@@ -11,7 +11,6 @@
 #include "strategies/plan.hpp"
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 
@@ -61,7 +60,8 @@ const char* kSmall = R"({
 }  // namespace
 
 TEST_CASE("reliability: a scenario of a billion tasks is refused up front with the estimate and the knob", "[cli][reliability]") {
-  const auto dir = fresh_dir("huge");
+  const parasim::testing::TempDir dir_temp("huge");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "huge.json";
   std::ofstream(scenario) << kHuge;
   const std::uint64_t tasks = estimated_tasks(scenario);
@@ -73,11 +73,11 @@ TEST_CASE("reliability: a scenario of a billion tasks is refused up front with t
   CHECK_THAT(r.err, Catch::Matchers::StartsWith(expected));
   CHECK_THAT(r.err, Catch::Matchers::EndsWith("more than --max-tasks 300,000,000; raise --max-tasks to run it anyway\n"));
   CHECK_FALSE(std::filesystem::exists(dir / "out"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: --max-tasks and --max-memory set the budget", "[cli][reliability]") {
-  const auto dir = fresh_dir("budget");
+  const parasim::testing::TempDir dir_temp("budget");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "small.json";
   std::ofstream(scenario) << kSmall;
   const std::uint64_t tasks = estimated_tasks(scenario);
@@ -103,11 +103,11 @@ TEST_CASE("reliability: --max-tasks and --max-memory set the budget", "[cli][rel
     CHECK(run_parasim(q(scenario) + " --max-tasks 0").exit_code == 2);
     CHECK(run_parasim(q(scenario) + " --max-memory -1").exit_code == 2);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: a trace.json above --max-trace-gib is refused before anything is written", "[cli][reliability]") {
-  const auto dir = fresh_dir("trace-budget");
+  const parasim::testing::TempDir dir_temp("trace-budget");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "small.json";
   std::ofstream(scenario) << kSmall;
   // Every device traced, with a limit of a millionth of a GiB (1074 bytes): the small step's trace
@@ -123,11 +123,11 @@ TEST_CASE("reliability: a trace.json above --max-trace-gib is refused before any
   CHECK(ok.exit_code == 0);
   CHECK(std::filesystem::exists(dir / "out" / "trace.json"));
   CHECK(run_parasim(q(scenario) + " --max-trace-gib 0").exit_code == 2);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: a cluster of millions of devices is refused at once, naming its size and --max-devices", "[cli][reliability]") {
-  const auto dir = fresh_dir("devices-budget");
+  const parasim::testing::TempDir dir_temp("devices-budget");
+  const std::filesystem::path& dir = dir_temp.path;
   // 1,048,576 nodes of 8 A100: 8,388,608 devices, 8 times the default limit of 2^20. Data parallel
   // over 4,194,304 replicas of tp 2: its replica shortcut keeps the task graph small, but every
   // gradient all-reduce is costed over its whole group (over 120 s and 1.6 GB before this refusal).
@@ -150,5 +150,4 @@ TEST_CASE("reliability: a cluster of millions of devices is refused at once, nam
   CHECK(run_parasim(q(small) + " --out " + q(dir / "o") + " --max-devices 4").exit_code == 3);
   CHECK(run_parasim(q(small) + " --out " + q(dir / "o") + " --max-devices 8").exit_code == 0);
   CHECK(run_parasim(q(small) + " --max-devices 0").exit_code == 2);
-  std::filesystem::remove_all(dir);
 }

@@ -18,7 +18,6 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
@@ -98,7 +97,8 @@ TEST_CASE("reliability: parasim killed while it simulates leaves no partial outp
   // The shell's convention: 128 + the signal number (SIGTERM 15, SIGINT 2).
   const int expected_exit = signal_number == SIGTERM ? 143 : 130;
   INFO("signal " << signal_number);
-  const auto dir = fresh_dir("kill");
+  const parasim::testing::TempDir dir_temp("kill");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "long.json";
   std::ofstream(scenario) << kLong;
 
@@ -120,11 +120,11 @@ TEST_CASE("reliability: parasim killed while it simulates leaves no partial outp
     CHECK(k.exit_code == expected_exit);
     CHECK(snapshot(out) == before);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: --timeout stops a run with exit code 124 and no partial output", "[cli][reliability]") {
-  const auto dir = fresh_dir("timeout");
+  const parasim::testing::TempDir dir_temp("timeout");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "long.json";
   std::ofstream(scenario) << kLong;
   // The what-if alone simulates about 12 million tasks; 0.5 s is far less than the run needs. A fast
@@ -133,7 +133,6 @@ TEST_CASE("reliability: --timeout stops a run with exit code 124 and no partial 
   CHECK(r.exit_code == 124);
   CHECK(r.err == "parasim: error: timed out after 0.5 s (--timeout); unfinished outputs removed\n");
   CHECK_FALSE(std::filesystem::exists(dir / "out"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: --timeout is accepted by every command and does not cut a short run", "[cli][reliability]") {

@@ -10,7 +10,6 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::Run;
 using parasim::testing::slurp;
 
@@ -20,11 +19,11 @@ using parasim::testing::q;
 
 /// Runs parasim with `cwd` as its working folder.
 Run run_in(const std::filesystem::path& cwd, const std::string& args) {
-  const auto io = fresh_dir("io");
+  const parasim::testing::TempDir io_temp("io");
+  const std::filesystem::path& io = io_temp.path;
   const std::string command = "cd " + q(cwd) + " && '" + PARASIM_BINARY + "' " + args + " > " + q(io / "out") + " 2> " + q(io / "err");
   const int status = std::system(command.c_str());
   Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(io / "out"), slurp(io / "err")};
-  std::filesystem::remove_all(io);
   return r;
 }
 
@@ -52,7 +51,8 @@ std::string refusal(const std::filesystem::path& file, const std::string& dir, c
 }  // namespace
 
 TEST_CASE("reliability: output.dir outside the working folder is refused unless --out names it", "[cli][reliability]") {
-  const auto root = std::filesystem::weakly_canonical(fresh_dir("outdir"));
+  const parasim::testing::TempDir root_temp("outdir");
+  const auto root = std::filesystem::weakly_canonical(root_temp.path);
   const auto cwd = root / "a" / "b";
   std::filesystem::create_directories(cwd);
   const auto file = cwd / "s.json";
@@ -93,5 +93,4 @@ TEST_CASE("reliability: output.dir outside the working folder is refused unless 
     CHECK(r.exit_code == 0);
     CHECK(std::filesystem::exists(cwd / "kept" / "result.json"));
   }
-  std::filesystem::remove_all(root);
 }

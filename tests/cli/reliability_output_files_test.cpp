@@ -12,11 +12,11 @@
 #include "tests/cli/run_parasim.hpp"
 
 using parasim::cli::PendingFile;
-using parasim::testing::fresh_dir;
 using parasim::testing::slurp;
 
 TEST_CASE("reliability: a pending output is registered until committed, then in place", "[cli][reliability]") {
-  const auto dir = fresh_dir("pending");
+  const parasim::testing::TempDir dir_temp("pending");
+  const std::filesystem::path& dir = dir_temp.path;
   const int before = parasim::cli::pending_output_count();
   {
     PendingFile f(dir / "a.txt", [](std::ostream& o) { o << "new"; });
@@ -28,11 +28,11 @@ TEST_CASE("reliability: a pending output is registered until committed, then in 
     CHECK_FALSE(std::filesystem::exists(f.temporary_path()));
   }
   CHECK(slurp(dir / "a.txt") == "new");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: an abandoned output leaves the previous file and no temporary", "[cli][reliability]") {
-  const auto dir = fresh_dir("abandon");
+  const parasim::testing::TempDir dir_temp("abandon");
+  const std::filesystem::path& dir = dir_temp.path;
   parasim::cli::write_atomically(dir / "a.txt", std::string("old"));
   std::filesystem::path temp;
   {
@@ -43,11 +43,11 @@ TEST_CASE("reliability: an abandoned output leaves the previous file and no temp
   CHECK(slurp(dir / "a.txt") == "old");
   // Only a.txt is left in the folder.
   CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: a writer that throws leaves neither the file nor the folder it created", "[cli][reliability]") {
-  const auto dir = fresh_dir("throwing");
+  const parasim::testing::TempDir dir_temp("throwing");
+  const std::filesystem::path& dir = dir_temp.path;
   const int before = parasim::cli::pending_output_count();
   const auto target = dir / "new" / "deeper" / "out.json";
   CHECK_THROWS_AS(parasim::cli::write_atomically(target, [](std::ostream& o) {
@@ -57,11 +57,11 @@ TEST_CASE("reliability: a writer that throws leaves neither the file nor the fol
                   std::runtime_error);
   CHECK_FALSE(std::filesystem::exists(dir / "new"));
   CHECK(parasim::cli::pending_output_count() == before);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: what the interrupt handlers run removes every temporary output and the folders created", "[cli][reliability]") {
-  const auto dir = fresh_dir("handler");
+  const parasim::testing::TempDir dir_temp("handler");
+  const std::filesystem::path& dir = dir_temp.path;
   parasim::cli::write_atomically(dir / "kept" / "result.json", std::string("previous"));
   PendingFile over_previous(dir / "kept" / "result.json", [](std::ostream& o) { o << "next"; });
   PendingFile in_new_folder(dir / "made" / "sub" / "trace.json", [](std::ostream& o) { o << "{}"; });
@@ -71,17 +71,16 @@ TEST_CASE("reliability: what the interrupt handlers run removes every temporary 
   CHECK(slurp(dir / "kept" / "result.json") == "previous");
   CHECK(std::distance(std::filesystem::directory_iterator(dir / "kept"), std::filesystem::directory_iterator()) == 1);
   CHECK_FALSE(std::filesystem::exists(dir / "made"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: outputs committed together are all in place", "[cli][reliability]") {
-  const auto dir = fresh_dir("together");
+  const parasim::testing::TempDir dir_temp("together");
+  const std::filesystem::path& dir = dir_temp.path;
   PendingFile a(dir / "a", [](std::ostream& o) { o << "1"; });
   PendingFile b(dir / "b", [](std::ostream& o) { o << "2"; });
   parasim::cli::commit_together({&a, &b});
   CHECK(slurp(dir / "a") == "1");
   CHECK(slurp(dir / "b") == "2");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("reliability: a timeout that is not a number of seconds is refused", "[cli][reliability]") {
@@ -92,7 +91,8 @@ TEST_CASE("reliability: a timeout that is not a number of seconds is refused", "
 TEST_CASE("reliability: an output that cannot be written exits 4 with the system's reason, leaving nothing", "[cli][reliability]") {
   using parasim::testing::q;
   using parasim::testing::run_parasim;
-  const auto dir = fresh_dir("output-faults");
+  const parasim::testing::TempDir dir_temp("output-faults");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string scenario = "'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-dp-32-a100.json'";
   // An output folder below a file: the folder cannot be created, and the system says why.
   std::ofstream(dir / "file") << "x";
@@ -116,5 +116,4 @@ TEST_CASE("reliability: an output that cannot be written exits 4 with the system
   const auto below = run_parasim("calibrate --backend cpu --out " + q(dir / "file" / "p.json"));
   CHECK(below.exit_code == 4);
   CHECK_THAT(below.err, Catch::Matchers::Contains("is a file, not a folder"));
-  std::filesystem::remove_all(dir);
 }

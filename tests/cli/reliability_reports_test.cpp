@@ -9,13 +9,13 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
 
 TEST_CASE("reliability: user strings are escaped in report.md and on the terminal", "[cli][reliability]") {
-  const auto dir = fresh_dir("escape");
+  const parasim::testing::TempDir dir_temp("escape");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = dir / "s.json";
   // The what-if's name: an HTML tag, a table-cell separator, emphasis and an ANSI "clear screen"
   // (ESC [ 2 J, written \u001b in JSON).
@@ -38,5 +38,4 @@ TEST_CASE("reliability: user strings are escaped in report.md and on the termina
   // The table on the terminal shows the escape as text (reports/format.hpp's terminal_safe).
   CHECK(r.out.find('\x1b') == std::string::npos);
   CHECK_THAT(r.out, Catch::Matchers::Contains(R"(\x1b[2J)"));
-  std::filesystem::remove_all(dir);
 }

@@ -12,7 +12,6 @@
 #include "tests/cli/run_parasim.hpp"
 #include "tests/reports/html_browser.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
@@ -41,7 +40,8 @@ std::filesystem::path saved_result(const std::filesystem::path& dir, const std::
 }  // namespace
 
 TEST_CASE("parasim report compares saved results of two scenarios side by side", "[cli][report]") {
-  const auto dir = fresh_dir("report-cmd");
+  const parasim::testing::TempDir dir_temp("report-cmd");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto a = saved_result(dir, "alpha", 2);
   const auto b = saved_result(dir, "beta", 4);
   const auto out = dir / "cmp";
@@ -87,11 +87,11 @@ TEST_CASE("parasim report compares saved results of two scenarios side by side",
   CHECK(slurp(dir / "again" / "report.md") == slurp(out / "report.md"));
   // In a browser: the breakdown, memory and Pareto charts of the four results drawn, no error.
   (void)parasim::testing::check_in_chromium(out / "report.html", "report-command", 3);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim report: an image model's throughput is in samples, never labelled tokens", "[cli][report]") {
-  const auto dir = fresh_dir("report-cnn");
+  const parasim::testing::TempDir dir_temp("report-cnn");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto gpt = saved_result(dir, "gpt", 2);
   const auto cnn = dir / "cnn.json";
   std::ofstream(cnn) << R"({ "name": "cnn", "model": { "preset": "resnet50" }, "training": { "global_batch": 64, "micro_batch": 8 },
@@ -106,11 +106,11 @@ TEST_CASE("parasim report: an image model's throughput is in samples, never labe
   const auto row = md.find("| throughput | tokens/s |");
   REQUIRE(row != std::string::npos);
   CHECK_THAT(md.substr(row, md.find('\n', row) - row), Catch::Matchers::EndsWith("| - (samples) |"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim report: bad input exits 2 with its location and writes nothing", "[cli][report]") {
-  const auto dir = fresh_dir("report-bad");
+  const parasim::testing::TempDir dir_temp("report-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto good = saved_result(dir, "alpha", 2);
   const auto out = dir / "cmp";
 
@@ -141,5 +141,4 @@ TEST_CASE("parasim report: bad input exits 2 with its location and writes nothin
     CHECK_THAT(r.err, Catch::Matchers::Contains("results is required"));
   }
   CHECK_FALSE(std::filesystem::exists(out));
-  std::filesystem::remove_all(dir);
 }

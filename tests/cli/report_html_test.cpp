@@ -11,7 +11,6 @@
 #include "tests/cli/run_parasim.hpp"
 #include "tests/reports/html_browser.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
@@ -39,7 +38,8 @@ std::size_t count(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped, the same bytes each run", "[cli][report][html]") {
-  const auto dir = fresh_dir("report-html");
+  const parasim::testing::TempDir dir_temp("report-html");
+  const std::filesystem::path& dir = dir_temp.path;
   std::ofstream(dir / "s.json") << kHostile;
   const Run r = run_parasim(q(dir / "s.json") + " --out " + q(dir / "out"));
   INFO(r.err);
@@ -77,13 +77,13 @@ TEST_CASE("parasim SCENARIO writes report.html with every scenario name escaped,
       CHECK(chart.at("marks") > 0);
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim on a sweep scenario draws the sweep curves in report.html, one per bandwidth", "[cli][report][html][sweep]") {
   // scenarios/examples/resnet50-sweep-nodes-bandwidth.json: nodes {1, 2, 4, 8} × inter-node bandwidth
   // {25, 100, 200} Gb/s. The nodes are the x axis (the first numeric field), a curve per bandwidth.
-  const auto dir = fresh_dir("report-sweep");
+  const parasim::testing::TempDir dir_temp("report-sweep");
+  const std::filesystem::path& dir = dir_temp.path;
   const Run r = run_parasim("'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-sweep-nodes-bandwidth.json' --out " + q(dir / "out"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -107,13 +107,13 @@ TEST_CASE("parasim on a sweep scenario draws the sweep curves in report.html, on
     CHECK(seen.at("charts").at(3).at("id") == "vis-sweep-1");
     CHECK(seen.at("charts").at(3).at("marks") == 3 * (3 + 12));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim on a local-update scenario compares it with synchronous data parallelism and sweeps H against WAN bandwidth", "[cli][report][html][local-update]") {
   // scenarios/examples/llama3-8b-diloco-2-sites.json's base (DiLoCo, a replica per site), swept over
   // H {1, 50, 500} × WAN bandwidth {10, 100, 400} Gb/s: the trade-off curve, a curve per bandwidth.
-  const auto dir = fresh_dir("report-local-update");
+  const parasim::testing::TempDir dir_temp("report-local-update");
+  const std::filesystem::path& dir = dir_temp.path;
   std::ofstream(dir / "s.json") << R"({
   "name": "diloco-sweep",
   "description": "DiLoCo on two sites, swept over H and the WAN's bandwidth.",
@@ -151,5 +151,4 @@ TEST_CASE("parasim on a local-update scenario compares it with synchronous data 
     CHECK(seen.at("charts").at(4).at("id") == "vis-sweep-1");
     CHECK(seen.at("charts").at(4).at("marks") == 3 * (3 + 9));
   }
-  std::filesystem::remove_all(dir);
 }

@@ -16,7 +16,6 @@
 #include "tests/reports/html_browser.hpp"
 #include "tests/reports/html_hand_search.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
@@ -36,7 +35,8 @@ nlohmann::json hand_search_json(parasim::strategies::search::SearchOutcome& outc
 }  // namespace
 
 TEST_CASE("parasim report SEARCH.json draws the saved search as the search wrote it", "[cli][report][search]") {
-  const auto dir = fresh_dir("report-search");
+  const parasim::testing::TempDir dir_temp("report-search");
+  const std::filesystem::path& dir = dir_temp.path;
   parasim::strategies::search::SearchOutcome outcome;
   const nlohmann::json saved = hand_search_json(outcome);
   std::ofstream(dir / "search.json") << saved.dump(2);
@@ -57,11 +57,11 @@ TEST_CASE("parasim report SEARCH.json draws the saved search as the search wrote
     CHECK_THAT(html, Catch::Matchers::Contains(std::string("id=\"vis-") + id + "\""));
 
   (void)parasim::testing::check_in_chromium(dir / "out" / "report.html", "report-search", 4);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim report: a bad search.json exits 2 with its location and writes nothing", "[cli][report][search]") {
-  const auto dir = fresh_dir("report-search-bad");
+  const parasim::testing::TempDir dir_temp("report-search-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   parasim::strategies::search::SearchOutcome outcome;
   nlohmann::json saved = hand_search_json(outcome);
   const auto out = dir / "out";
@@ -85,5 +85,4 @@ TEST_CASE("parasim report: a bad search.json exits 2 with its location and write
   CHECK_THAT(r.err, Catch::Matchers::Contains(expected));
   CHECK_THAT(r.err, Catch::Matchers::StartsWith("parasim: error: " + (dir / (extra.empty() ? "search.json" : "other.json")).string() + ":"));
   CHECK_FALSE(std::filesystem::exists(out));
-  std::filesystem::remove_all(dir);
 }

@@ -11,7 +11,6 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::run_parasim;
 using parasim::testing::Run;
 using parasim::testing::slurp;
@@ -41,7 +40,8 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   const std::string example = GENERATE("bert-large-8-v100-pcie", "gpt3-175b-1024-a100", "llama3-70b-512-h100", "resnet50-dp-32-a100",
                                        "tpu-v4-64-gpt3-13b", "wide-resnet50-2-cifar100");
   INFO(example);
-  const auto out = fresh_dir("example");
+  const parasim::testing::TempDir out_temp("example");
+  const std::filesystem::path& out = out_temp.path;
   const Run r = run_parasim(q(kExamples + example + ".json") + " --out " + q(out));
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
@@ -71,11 +71,11 @@ TEST_CASE("every bundled example runs and writes the table, result.json, report.
   // more, one replica or one device per pipeline stage.
   const std::int64_t simulated = results.at(0).at("simulated_device_count");
   if (simulated <= 64) CHECK(static_cast<std::int64_t>(devices.size()) == simulated);
-  std::filesystem::remove_all(out);
 }
 
 TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]") {
-  const auto dir = fresh_dir("trace");
+  const parasim::testing::TempDir dir_temp("trace");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = scenario_file(dir, kSmall);
   const Run r = run_parasim(q(scenario) + " --out " + q(dir / "out") + " --trace-devices 0 --no-replica-shortcut");
   REQUIRE(r.exit_code == 0);
@@ -93,11 +93,11 @@ TEST_CASE("trace-devices 0 traces every device as one process each", "[cli][run]
   for (const auto& [pid, tid] : threads) device_threads += pid < 8 ? 1 : 0;
   CHECK(device_threads == 8 * 5);
   CHECK(nlohmann::json::parse(slurp(dir / "out" / "result.json")).at(0).at("replica_shortcut") == false);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("identical data-parallel replicas are simulated once and the outputs say so", "[cli][run]") {
-  const auto dir = fresh_dir("shortcut");
+  const parasim::testing::TempDir dir_temp("shortcut");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = scenario_file(dir, kSmall);
   const Run shortcut = run_parasim(q(scenario) + " --out " + q(dir / "a"));
   const Run full = run_parasim(q(scenario) + " --out " + q(dir / "b") + " --no-replica-shortcut");
@@ -114,11 +114,11 @@ TEST_CASE("identical data-parallel replicas are simulated once and the outputs s
   CHECK(a.at("step_time_s") == b.at("step_time_s"));
   CHECK(a.at("time_breakdown_mean") == b.at("time_breakdown_mean"));
   CHECK(a.at("communication") == b.at("communication"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the same scenario gives byte-identical result.json, report.md and trace.json", "[cli][run]") {
-  const auto dir = fresh_dir("determinism");
+  const parasim::testing::TempDir dir_temp("determinism");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto scenario = scenario_file(dir, kSmall);
   REQUIRE(run_parasim(q(scenario) + " --out " + q(dir / "a")).exit_code == 0);
   REQUIRE(run_parasim(q(scenario) + " --out " + q(dir / "b")).exit_code == 0);
@@ -126,11 +126,11 @@ TEST_CASE("the same scenario gives byte-identical result.json, report.md and tra
     INFO(f);
     CHECK(slurp(dir / "a" / f) == slurp(dir / "b" / f));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("bad scenarios exit 2 naming file, line, column and pointer, and write nothing", "[cli][run]") {
-  const auto dir = fresh_dir("bad");
+  const parasim::testing::TempDir dir_temp("bad");
+  const std::filesystem::path& dir = dir_temp.path;
   struct Case {
     std::string text, message;
   };
@@ -160,11 +160,11 @@ TEST_CASE("bad scenarios exit 2 naming file, line, column and pointer, and write
   CHECK_THAT(r.err, Catch::Matchers::Contains(scenario.string()));
   CHECK_THAT(r.err, Catch::Matchers::Contains(c.message));
   CHECK_FALSE(std::filesystem::exists(dir / "out"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a plan that does not fit exits 3 with the stage, the peak and the capacity unless allow-oom", "[cli][run]") {
-  const auto dir = fresh_dir("oom");
+  const parasim::testing::TempDir dir_temp("oom");
+  const std::filesystem::path& dir = dir_temp.path;
   // GPT-3 175B on one DGX A100: 175e9 parameters × 16 bytes / 8 devices = 350 GB per device > 79 GiB.
   const auto scenario = scenario_file(dir, R"({"name": "oom", "model": {"preset": "gpt3-175b"}, "training": {"global_batch": 8},
     "cluster": {"preset": "dgx-a100"}, "plan": {"tp": 8}})");
@@ -178,7 +178,6 @@ TEST_CASE("a plan that does not fit exits 3 with the stage, the peak and the cap
   CHECK(allowed.exit_code == 0);
   CHECK_THAT(allowed.out, Catch::Matchers::Contains("DOES NOT FIT"));
   CHECK(std::filesystem::exists(dir / "out" / "result.json"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("every file parasim reads is a regular file under its kind's limit, refused at once otherwise", "[cli][reliability]") {
@@ -201,7 +200,8 @@ TEST_CASE("every file parasim reads is a regular file under its kind's limit, re
     CHECK(r.err == "parasim: error: " + message + "\n");
   }
   // A sparse file over the limit is refused from its size, without reading it.
-  const auto dir = parasim::testing::fresh_dir("input-limit");
+  const parasim::testing::TempDir dir_temp("input-limit");
+  const std::filesystem::path& dir = dir_temp.path;
   {
     std::ofstream big(dir / "big.json", std::ios::binary);
     big.seekp(static_cast<std::streamoff>((std::uintmax_t{512} << 20) + 1) - 1);
@@ -210,5 +210,4 @@ TEST_CASE("every file parasim reads is a regular file under its kind's limit, re
   const Run big = run_parasim(parasim::testing::q(dir / "big.json"));
   CHECK(big.exit_code == 2);
   CHECK(big.err == "parasim: error: " + (dir / "big.json").string() + ": is larger than the 512 MiB a JSON file may be (536870913 bytes)\n");
-  std::filesystem::remove_all(dir);
 }

@@ -27,7 +27,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 /// A path quoted for the shell command lines the tests build (test paths hold no single quote).
 inline std::string q(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
-/// A fresh, empty temporary folder for one test; removed by the caller when done.
+/// A fresh, empty temporary folder for one test; removed by the caller when done (TempDir below
+/// removes its own).
 inline std::filesystem::path fresh_dir(const std::string& tag) {
   static int counter = 0;
   const auto dir =
@@ -51,13 +52,12 @@ struct TempDir {
 
 /// Runs `parasim ARGS` (ARGS is shell text) with stdout and stderr captured.
 inline Run run_parasim(const std::string& args) {
-  const auto dir = fresh_dir("run");
+  const TempDir temp("run");
+  const std::filesystem::path& dir = temp.path;
   const std::string command = std::string("'") + PARASIM_BINARY + "' " + args + " > '" + (dir / "out").string() + "' 2> '" +
                               (dir / "err").string() + "'";
   const int status = std::system(command.c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  std::filesystem::remove_all(dir);
-  return r;
+  return Run{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
 }
 
 /// Whether Open MPI's launcher is on the PATH (the MPI tests skip with a message where it is not).

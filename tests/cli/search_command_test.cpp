@@ -16,7 +16,6 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::have_mpirun;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
@@ -47,7 +46,8 @@ const char* kSmall = R"({
 }  // namespace
 
 TEST_CASE("parasim search ranks the plans, writes search.json, and gives the same bytes twice", "[cli][search]") {
-  const auto dir = fresh_dir("search");
+  const parasim::testing::TempDir dir_temp("search");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto file = write(dir, kSmall);
   const Run r = run_parasim("search " + q(file) + " --out " + q(dir / "a") + " --quiet");
   INFO(r.err);
@@ -77,7 +77,6 @@ TEST_CASE("parasim search ranks the plans, writes search.json, and gives the sam
   REQUIRE(again.exit_code == 0);
   CHECK(slurp(dir / "a" / "search.json") == slurp(dir / "b" / "search.json"));
   CHECK(r.out.substr(0, r.out.rfind("wrote")) == again.out.substr(0, again.out.rfind("wrote")));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "[cli][search][mpi]") {
@@ -85,7 +84,8 @@ TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "
     WARN("skipped: no mpirun on the PATH (install Open MPI to run this test)");
     return;
   }
-  const auto dir = fresh_dir("search-mpi");
+  const parasim::testing::TempDir dir_temp("search-mpi");
+  const std::filesystem::path& dir = dir_temp.path;
   const auto file = write(dir, kSmall);
   const Run one = run_parasim("search " + q(file) + " --out " + q(dir / "one") + " --quiet");
   REQUIRE(one.exit_code == 0);
@@ -99,11 +99,11 @@ TEST_CASE("mpirun -np 2 parasim search gives the same ranking as one process", "
   // Rank 0 alone prints: one table, the same as one process's.
   const std::string two = slurp(dir / "mpi.out");
   CHECK(one.out.substr(0, one.out.rfind("wrote")) == two.substr(0, two.rfind("wrote")));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim search: bad search settings exit 2 with file, line, column and pointer", "[cli][search]") {
-  const auto dir = fresh_dir("search-bad");
+  const parasim::testing::TempDir dir_temp("search-bad");
+  const std::filesystem::path& dir = dir_temp.path;
   SECTION("an unknown key") {
     std::string text = kSmall;
     text.replace(text.find("\"simulate_top\""), 14, "\"simulate_tops\"");
@@ -144,7 +144,6 @@ TEST_CASE("parasim search: bad search settings exit 2 with file, line, column an
     CHECK(r.exit_code == 3);
     CHECK_THAT(r.err, Catch::Matchers::Contains("no candidate of the search space can run on the cluster"));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("parasim search with auto_sharding ranks the automatic sharding's plans beside the knobs' plans", "[cli][search]") {
@@ -153,7 +152,8 @@ TEST_CASE("parasim search with auto_sharding ranks the automatic sharding's plan
   // (GPT-2's 32 sequences at once fit an A100); and automatic pipelines of pp 2, 4 and 8 stages (each
   // stage's devices one axis "gpu 4", "gpu 2", "gpu 1") with pp, 2·pp and 4·pp micro-batches (all
   // divide 32): 2 + 3 × 3 = 11 more candidates, always simulated, named by their meshes and cuts.
-  const auto dir = fresh_dir("search-auto");
+  const parasim::testing::TempDir dir_temp("search-auto");
+  const std::filesystem::path& dir = dir_temp.path;
   std::string text = kSmall;
   text.replace(text.find("\"simulate_top\": 8"), 17, "\"simulate_top\": 8, \"auto_sharding\": true");
   const auto file = write(dir, text);
@@ -188,5 +188,4 @@ TEST_CASE("parasim search with auto_sharding ranks the automatic sharding's plan
   const Run again = run_parasim("search " + q(file) + " --out " + q(dir / "b") + " --quiet --threads 1");
   REQUIRE(again.exit_code == 0);
   CHECK(slurp(dir / "a" / "search.json") == slurp(dir / "b" / "search.json"));
-  std::filesystem::remove_all(dir);
 }

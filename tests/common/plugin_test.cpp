@@ -30,7 +30,8 @@ std::string loaded_by(const std::string& args, const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("a run maps neither MPI, SimGrid nor OpenBLAS, and --backend simgrid maps SimGrid alone", "[cli][plugin]") {
-  const fs::path dir = parasim::testing::fresh_dir("plugins");
+  const parasim::testing::TempDir dir_temp("plugins");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string scenario = "'" PARASIM_TEST_DATA_DIR "/execute/tiny-gpt-2.json'";
   for (const std::string& args : {std::string("--version"), scenario + " --out '" + (dir / "run").string() + "'"}) {
     INFO(args);
@@ -50,7 +51,8 @@ TEST_CASE("a run maps neither MPI, SimGrid nor OpenBLAS, and --backend simgrid m
 }
 
 TEST_CASE("commands without a GPU part load no CUDA library, and the GPU library loads where it was built", "[exec][gpu-plugin]") {
-  const fs::path dir = parasim::testing::fresh_dir("gpu-plugin");
+  const parasim::testing::TempDir dir_temp("gpu-plugin");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string loader = loaded_by("'" PARASIM_TEST_DATA_DIR "/execute/tiny-gpt-2.json' --out '" + (dir / "run").string() + "'", dir);
   for (const char* gpu_library : {"libcudart", "libcublas", "libcudnn", "libnccl", "libparasim_gpu"}) {
     INFO(gpu_library);
@@ -90,7 +92,8 @@ TEST_CASE("under a 1 GiB address-space limit every command ends with its own exi
 #else
   // As batch schedulers set it (ulimit -v). A binary that mapped every optional library ended its
   // commands by spinning on failing mmap calls until it was killed; `timeout 30` turns a hang into 124.
-  const fs::path dir = parasim::testing::fresh_dir("address-limit");
+  const parasim::testing::TempDir dir_temp("address-limit");
+  const std::filesystem::path& dir = dir_temp.path;
   auto status = [&](const std::string& args) {
     const std::string command = "bash -c \"ulimit -v 1048576; exec timeout 30 '" + std::string(PARASIM_BINARY) + "' " + args + "\" > /dev/null 2>&1";
     const int s = std::system(command.c_str());

@@ -41,7 +41,8 @@ struct BrowserView {
 
 /// Renders `page` and writes `screenshot` (PNG). Precondition: browser_missing() is empty.
 inline BrowserView render_in_chromium(const std::filesystem::path& page, const std::filesystem::path& screenshot) {
-  const auto dir = fresh_dir("chromium");
+  const parasim::testing::TempDir dir_temp("chromium");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string command = "node '" PARASIM_SOURCE_DIR "/tests/reports/html_render.mjs' '" + page.string() + "' '" +
                               screenshot.string() + "' > '" + (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
   const int status = std::system(command.c_str());
@@ -51,7 +52,6 @@ inline BrowserView render_in_chromium(const std::filesystem::path& page, const s
   const std::string out = slurp(dir / "out");
   view.seen = nlohmann::json::parse(out, nullptr, false);
   if (view.seen.is_discarded()) view.seen = nullptr;
-  std::filesystem::remove_all(dir);
   return view;
 }
 

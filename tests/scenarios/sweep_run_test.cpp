@@ -8,13 +8,13 @@
 
 #include "tests/cli/run_parasim.hpp"
 
-using parasim::testing::fresh_dir;
 using parasim::testing::Run;
 using parasim::testing::run_parasim;
 using parasim::testing::slurp;
 
 TEST_CASE("a sweep scenario simulates and tabulates every point", "[scenarios][sweep][cli]") {
-  const auto out = fresh_dir("sweep");
+  const parasim::testing::TempDir out_temp("sweep");
+  const std::filesystem::path& out = out_temp.path;
   const Run r = run_parasim("'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-sweep-nodes-bandwidth.json' --out '" + out.string() + "'");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -39,14 +39,13 @@ TEST_CASE("a sweep scenario simulates and tabulates every point", "[scenarios][s
   CHECK(step(11) > step(13));
   // report.html carries the sweep chart.
   CHECK_THAT(slurp(out / "report.html"), Catch::Matchers::Contains("bandwidth_gbps"));
-  std::filesystem::remove_all(out);
 }
 
 TEST_CASE("a sweep run with --quiet shows no progress on stderr", "[scenarios][sweep][cli]") {
-  const auto out = fresh_dir("sweep-quiet");
+  const parasim::testing::TempDir out_temp("sweep-quiet");
+  const std::filesystem::path& out = out_temp.path;
   const Run r = run_parasim("'" PARASIM_SOURCE_DIR "/scenarios/examples/resnet50-sweep-nodes-bandwidth.json' --quiet --out '" + out.string() + "'");
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK_THAT(r.out, Catch::Matchers::Contains("cluster.nodes=8, cluster.inter_node.bandwidth_gbps=200"));
-  std::filesystem::remove_all(out);
 }

@@ -40,7 +40,8 @@ strategies::PlanSpec spec_of(std::int64_t tp, std::int64_t pp, strategies::Sched
 }  // namespace
 
 TEST_CASE("a search's extrapolated step matches the whole step's simulation", "[sim][search]") {
-  const auto dir = testing::fresh_dir("search-extrapolation");
+  const parasim::testing::TempDir dir_temp("search-extrapolation");
+  const std::filesystem::path& dir = dir_temp.path;
   const std::string file = (dir / "gpt3.json").string();
   std::ofstream(file) << R"({ "name": "gpt3-64", "model": { "preset": "gpt3-175b", "seq_len": 2048 },
     "training": { "global_batch": 512, "micro_batch": 1, "precision": "fp16", "optimizer": "adam" },
